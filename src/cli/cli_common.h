@@ -1,0 +1,22 @@
+// Helpers shared by the subcommand files of the `glassbox` binary.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
+
+#include "glassbox/error.h"
+
+namespace glassbox::cli {
+
+// Prints "glassbox <verb>: <error>" to stderr and returns exit code 1 via CLI11.
+[[noreturn]] inline void fail(const std::string& verb, const Error& e, int exit_code = 1) {
+  std::cerr << "glassbox " << verb << ": " << e.to_string() << "\n";
+  throw CLI::RuntimeError(exit_code);
+}
+
+}  // namespace glassbox::cli
+
+#define GB_COMMAND(name) void add_##name##_command(CLI::App& app);
+#include "cli/commands.inc"
+#undef GB_COMMAND

@@ -1,0 +1,162 @@
+#include "graph/loader.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+#include <sys/stat.h>
+
+#include <cstring>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "graph/external_data.h"
+#include "graph/proto_convert.h"
+#include "graph/topo_sort.h"
+
+namespace glassbox::graph {
+namespace {
+
+std::string dir_of(const std::string& path) {
+  auto pos = path.find_last_of('/');
+  if (pos == std::string::npos) return ".";
+  if (pos == 0) return "/";
+  return path.substr(0, pos);
+}
+
+// Mirrors onnx::checker::check_model, but with the model directory set so the
+// checker looks for external data next to the model (not in the cwd). Our own
+// resolver has already refused escaping locations before this runs.
+std::string run_checker(const onnx::ModelProto& m, const std::string& model_dir) {
+  try {
+    if (!m.has_ir_version() || m.ir_version() <= 0) return "model has no ir_version";
+    if (m.ir_version() > onnx::Version::IR_VERSION)
+      return "ir_version " + std::to_string(m.ir_version()) + " is newer than this ONNX library supports (" +
+             std::to_string(onnx::Version::IR_VERSION) + ")";
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& imp : m.opset_import()) {
+      const std::string d = imp.domain() == "ai.onnx" ? "" : imp.domain();
+      if (opsets.count(d)) return "opset_import lists domain '" + d + "' twice";
+      opsets[d] = static_cast<int>(imp.version());
+    }
+    if (m.ir_version() >= 3 && opsets.empty()) return "model with ir_version >= 3 must declare opset_import";
+    onnx::checker::CheckerContext ctx;
+    ctx.set_ir_version(static_cast<int>(m.ir_version()));
+    ctx.set_opset_imports(opsets);
+    ctx.set_is_main_graph(true);
+    ctx.set_schema_registry(onnx::OpSchemaRegistry::Instance());
+    ctx.set_model_dir(model_dir.empty() ? std::string() : model_dir + "/");
+    onnx::checker::LexicalScopeContext lex;
+    onnx::checker::check_model_local_functions(m, ctx, lex);
+    onnx::checker::check_graph(m.graph(), ctx, lex);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    return msg.empty() ? "checker failed" : msg;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Model> load_model(const std::string& path, const LoadOptions& options) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0)
+    return make_error(ErrorCode::kNotFound, "model file does not exist", path, "check the path");
+  if (!S_ISREG(st.st_mode)) return make_error(ErrorCode::kInvalidArgument, "not a regular file", path);
+  if (st.st_size > options.max_model_bytes)
+    return make_error(ErrorCode::kLimitExceeded,
+                      "model file is " + std::to_string(st.st_size) + " bytes, over the limit max_model_bytes=" +
+                          std::to_string(options.max_model_bytes),
+                      path, "raise LoadOptions::max_model_bytes, or store weights as external data");
+  GB_ASSIGN_OR_RETURN(auto bytes, map_file_readonly(path));
+  auto proto = std::make_unique<onnx::ModelProto>();
+  {
+    google::protobuf::io::CodedInputStream in(static_cast<const uint8_t*>(bytes->data()),
+                                              static_cast<int>(bytes->size()));
+    in.SetTotalBytesLimit(static_cast<int>(std::min<int64_t>(options.max_model_bytes, INT32_MAX)));
+    // Each subgraph level costs ~4 message levels (Graph > Node > Attribute > Graph).
+    in.SetRecursionLimit(4 * options.max_graph_depth + 16);
+    if (!proto->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+      return make_error(ErrorCode::kInvalidModel,
+                        "not a valid ONNX protobuf (corrupt, truncated, or nested deeper than max_graph_depth=" +
+                            std::to_string(options.max_graph_depth) + ")",
+                        path, "check the file is an .onnx model; re-export it");
+  }
+  auto result = load_model_proto(std::move(proto), dir_of(path), options);
+  if (!result.ok()) return std::move(result).take_error().with_where(path);
+  result->path = path;
+  result->file_bytes = st.st_size;
+  return result;
+}
+
+Result<Model> load_model_proto(std::unique_ptr<onnx::ModelProto> proto, const std::string& model_dir,
+                               const LoadOptions& options) {
+  Model model;
+  ExternalDataResolver resolver(model_dir);
+  std::shared_ptr<onnx::ModelProto> owner(std::move(proto));
+  const onnx::ModelProto& m = *owner;
+
+  // Initializers and IR first: it validates external data (containment, sizes)
+  // before the ONNX checker touches any path.
+  model.ir_version = m.ir_version();
+  model.producer_name = m.producer_name();
+  model.producer_version = m.producer_version();
+  model.domain = m.domain();
+  model.model_version = m.model_version();
+  model.doc_string = m.doc_string();
+  for (const auto& imp : m.opset_import()) {
+    const std::string d = imp.domain() == "ai.onnx" ? "" : imp.domain();
+    if (model.opset_imports.count(d))
+      return make_error(ErrorCode::kInvalidModel, "opset_import lists domain '" + d + "' twice");
+    model.opset_imports[d] = imp.version();
+  }
+  for (const auto& f : m.functions()) model.functions.push_back(f.domain() + "::" + f.name());
+
+  if (options.run_checker) {
+    model.checker_ran = true;
+    // The checker reads external data paths; only run it once the IR build below validated them.
+  }
+
+  ConvertContext ctx{owner, &resolver, &options, &model.external_data};
+  {
+    auto g = convert_graph(m.graph(), ctx, /*depth=*/0, /*outer_scope=*/{});
+    if (!g.ok()) return std::move(g).take_error();
+    model.graph = std::move(g).value();
+  }
+
+  if (options.run_checker) {
+    model.checker_error = run_checker(m, model_dir);
+    if (!model.checker_error.empty() && options.checker_failure_is_error)
+      return make_error(ErrorCode::kInvalidModel, "ONNX checker: " + model.checker_error, {},
+                        "fix the model (or inspect it with `glassbox inspect`, which reports without refusing)");
+  }
+
+  if (options.run_shape_inference) {
+    model.shape_inference_ran = true;
+    // Shape inference writes value_info into a copy of the graph structure; initializer
+    // payloads stay where they are (raw bytes are borrowed by the IR from `owner`).
+    onnx::ModelProto shapes;
+    *shapes.mutable_opset_import() = m.opset_import();
+    shapes.set_ir_version(m.ir_version());
+    *shapes.mutable_functions() = m.functions();
+    copy_graph_without_payloads(m.graph(), shapes.mutable_graph());
+    try {
+      onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(shapes, onnx::OpSchemaRegistry::Instance(), opts);
+    } catch (const std::exception& e) {
+      model.shape_inference_errors.push_back(e.what());
+    }
+    for (const auto& vi : shapes.graph().value_info()) {
+      if (!model.graph.value_info.count(vi.name())) model.graph.value_info[vi.name()] = convert_value_info(vi);
+    }
+    for (const auto& vi : shapes.graph().output()) {
+      for (auto& out : model.graph.outputs)
+        if (out.name == vi.name() && !out.has_shape) out = convert_value_info(vi);
+    }
+  }
+  return model;
+}
+
+}  // namespace glassbox::graph

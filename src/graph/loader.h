@@ -1,0 +1,44 @@
+// Loading an ONNX file into glassbox's IR, safely: limits, external-data
+// containment, checker and shape inference, typed errors with context.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "glassbox/error.h"
+#include "graph/graph.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace glassbox::graph {
+
+// Every option of the loader; each default carries its reason.
+struct LoadOptions {
+  // Protobuf cannot parse messages over 2 GiB; bigger models must use external data.
+  int64_t max_model_bytes = int64_t{2} << 30;
+  // Subgraph (If/Loop/Scan) nesting; real models nest < 5, malicious ones 10^5 to blow the stack.
+  int32_t max_graph_depth = 32;
+  // Largest single initializer, in elements: 4 G elements is beyond any released transformer layer.
+  int64_t max_tensor_elements = int64_t{4} << 30;
+  // Sum of all external-data bytes referenced by the model.
+  int64_t max_external_data_bytes = int64_t{64} << 30;
+  // Run onnx::checker::check_model: catches malformed graphs before we build anything.
+  bool run_checker = true;
+  // Run ONNX shape inference: fills value_info so inspect and planners know shapes.
+  bool run_shape_inference = true;
+  // A checker failure is a load error (true) or only recorded in Model::checker_error (false, for inspect).
+  bool checker_failure_is_error = true;
+};
+
+// Loads MODEL.onnx; external data is resolved relative to its directory only.
+Result<Model> load_model(const std::string& path, const LoadOptions& options = {});
+
+// Builds the IR from an already parsed proto (takes ownership of it; the IR may
+// borrow initializer bytes from it). model_dir is where external data lives
+// ("" = external data refused).
+Result<Model> load_model_proto(std::unique_ptr<onnx::ModelProto> proto, const std::string& model_dir,
+                               const LoadOptions& options = {});
+
+}  // namespace glassbox::graph

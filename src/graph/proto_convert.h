@@ -1,0 +1,38 @@
+// ONNX protobuf -> glassbox IR conversion (used by the loader).
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "glassbox/error.h"
+#include "graph/external_data.h"
+#include "graph/graph.h"
+#include "graph/loader.h"
+
+namespace onnx {
+class ModelProto;
+class GraphProto;
+class TensorProto;
+class ValueInfoProto;
+}  // namespace onnx
+
+namespace glassbox::graph {
+
+struct ConvertContext {
+  std::shared_ptr<const onnx::ModelProto> owner;  // keeps borrowed raw_data alive
+  ExternalDataResolver* resolver;
+  const LoadOptions* options;
+  ExternalDataStats* external;
+};
+
+Result<Graph> convert_graph(const onnx::GraphProto& g, ConvertContext& ctx, int depth,
+                            const std::set<std::string>& outer_scope);
+Result<Tensor> convert_tensor(const onnx::TensorProto& t, ConvertContext& ctx);
+ValueInfo convert_value_info(const onnx::ValueInfoProto& vi);
+
+// Copies graph structure for shape inference; initializers larger than a few KB
+// are replaced by typed graph inputs so their payload is not copied.
+void copy_graph_without_payloads(const onnx::GraphProto& from, onnx::GraphProto* to);
+
+}  // namespace glassbox::graph

@@ -1,0 +1,53 @@
+// The op layer's interface. One ONNX operator per file (src/ops/<op_type>.cpp):
+// a typed attribute struct named as in the spec, validation at creation
+// (unsupported attribute values fail at load with node/op/opset), and compute
+// that calls kernels (src/kernels/, which never see graph types).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/thread_pool.h"
+#include "glassbox/error.h"
+#include "glassbox/tensor.h"
+#include "graph/graph.h"
+
+namespace glassbox::ops {
+
+// What compute() sees. Implemented by the runtime.
+class ComputeContext {
+ public:
+  virtual ~ComputeContext() = default;
+  virtual size_t num_inputs() const = 0;
+  // nullptr when an optional input is absent (empty name) or i >= num_inputs().
+  virtual const Tensor* input(size_t i) const = 0;
+  virtual size_t num_outputs() const = 0;
+  // Allocates output i (zero-filled not guaranteed; from the planned arena when
+  // the plan knows it). Fails with kLimitExceeded over the session memory limit:
+  // ops must call this BEFORE any large temporary work so shape bombs stop early.
+  virtual Result<Tensor*> allocate_output(size_t i, DataType dtype, const Shape& shape) = 0;
+  // Output i shares storage with a tensor the op was given (Reshape, Identity,
+  // Squeeze...): no copy. The runtime keeps the storage alive as long as either lives.
+  virtual Status alias_output(size_t i, const Tensor& view) = 0;
+  // Scratch memory for this compute call only (counted against the memory limit).
+  virtual Result<Tensor> allocate_scratch(DataType dtype, const Shape& shape) = 0;
+  virtual ThreadPool& pool() = 0;
+  // Name and op type of the node, for error messages.
+  virtual const std::string& node_name() const = 0;
+};
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  // Must be thread-safe (const): one Op serves concurrent runs of a session.
+  virtual Status compute(ComputeContext& ctx) const = 0;
+};
+
+// Factory signature each op file defines as create_<OpType> (see registry.cpp).
+using OpFactory = Result<std::unique_ptr<Op>> (*)(const graph::Node& node, int64_t opset);
+
+// Creates the op for a node, or a kUnsupported error naming node, op, opset and
+// what is missing.
+Result<std::unique_ptr<Op>> create_op(const graph::Node& node, int64_t opset);
+
+}  // namespace glassbox::ops

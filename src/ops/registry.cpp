@@ -1,0 +1,79 @@
+#include "ops/registry.h"
+
+#include "ops/op.h"
+
+#include <algorithm>
+
+namespace glassbox::ops {
+
+#define OP(name, first, last) Result<std::unique_ptr<Op>> create_##name(const graph::Node& node, int64_t opset);
+#include "ops/ops.inc"
+#undef OP
+
+namespace {
+
+struct FactoryEntry {
+  const char* op_type;
+  int64_t first_opset;
+  int64_t last_opset;
+  OpFactory create;
+};
+
+constexpr FactoryEntry kFactories[] = {
+#define OP(name, first, last) {#name, first, last, &create_##name},
+#include "ops/ops.inc"
+#undef OP
+    {nullptr, 0, 0, nullptr},
+};
+
+constexpr OpSupport kOps[] = {
+#define OP(name, first, last) {#name, first, last},
+#include "ops/ops.inc"
+#undef OP
+    {nullptr, 0, 0},  // sentinel keeps the array non-empty while the list is empty
+};
+
+}  // namespace
+
+std::span<const OpSupport> supported_ops() { return {kOps, std::size(kOps) - 1}; }
+
+int64_t newest_supported_opset() {
+  int64_t v = 0;
+  for (const auto& op : supported_ops()) v = std::max(v, op.last_opset);
+  return v;
+}
+
+bool is_supported(const std::string& domain, const std::string& op_type, int64_t opset) {
+  if (!(domain.empty() || domain == "ai.onnx")) return false;
+  for (const auto& op : supported_ops())
+    if (op_type == op.op_type && opset >= op.first_opset && opset <= op.last_opset) return true;
+  return false;
+}
+
+}  // namespace glassbox::ops
+
+namespace glassbox::ops {
+
+Result<std::unique_ptr<Op>> create_op(const graph::Node& node, int64_t opset) {
+  const std::string where = "node '" + node.name + "' (" + node.op_type + ", opset " + std::to_string(opset) + ")";
+  if (!(node.domain.empty() || node.domain == "ai.onnx"))
+    return make_error(ErrorCode::kUnsupported, "operator domain '" + node.domain + "' is not supported", where,
+                      "glassbox runs ai.onnx operators only; re-export without custom/contrib ops");
+  bool known_other_opset = false;
+  for (const auto& f : kFactories) {
+    if (!f.op_type || node.op_type != f.op_type) continue;
+    if (opset >= f.first_opset && opset <= f.last_opset) {
+      auto op = f.create(node, opset);
+      if (!op.ok()) return std::move(op).take_error().with_where(where);
+      return op;
+    }
+    known_other_opset = true;
+  }
+  if (known_other_opset)
+    return make_error(ErrorCode::kUnsupported, "operator is supported, but not at this opset", where,
+                      "see docs/OPERATORS.md for the supported opset range");
+  return make_error(ErrorCode::kUnsupported, "operator is not implemented", where,
+                    "see docs/OPERATORS.md for the supported operators");
+}
+
+}  // namespace glassbox::ops

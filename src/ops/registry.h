@@ -1,0 +1,26 @@
+// What the op registry (ops.inc) supports; used by the engine's factory,
+// `glassbox inspect` and the generated docs/OPERATORS.md.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace glassbox::ops {
+
+struct OpSupport {
+  const char* op_type;
+  int64_t first_opset;
+  int64_t last_opset;
+};
+
+// Every entry of ops.inc, in file order.
+std::span<const OpSupport> supported_ops();
+
+// Newest ai.onnx opset any registry entry covers (0 when the registry is empty).
+int64_t newest_supported_opset();
+
+// True if (domain, op_type) is in the registry for the model's opset of that domain.
+bool is_supported(const std::string& domain, const std::string& op_type, int64_t opset);
+
+}  // namespace glassbox::ops
