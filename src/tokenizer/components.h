@@ -1,0 +1,140 @@
+// The pipeline components of tokenizer.json: normalizers, pre-tokenizers, models,
+// post-processors and decoders. Each is built from its JSON object by a loader that
+// reports unknown types/fields with the JSON path.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "glassbox/error.h"
+#include "glassbox/tokenizer.h"
+#include "tokenizer/regex.h"
+#include "tokenizer/text.h"
+
+namespace glassbox::tok {
+
+using Json = nlohmann::json;
+
+// A token produced by a model; start/end are byte offsets into the model's input piece.
+struct Token {
+  std::uint32_t id;
+  std::string value;
+  std::uint32_t start, end;
+};
+
+// One split of the pre-tokenized string. Added-token splits arrive with `tokens` set and
+// are left alone by pre-tokenizers and the model.
+struct Piece {
+  NStr ns;
+  bool done = false;
+  std::vector<Token> tokens;
+};
+
+// JSON loading helper that remembers the path for error messages.
+struct JsonCtx {
+  const Json& j;
+  std::string path;
+  JsonCtx at(const std::string& key) const;
+  JsonCtx at(std::size_t i) const;
+  Error err(const std::string& what) const;
+};
+
+class Normalizer {
+ public:
+  virtual ~Normalizer() = default;
+  virtual Status normalize(NStr& ns) const = 0;
+};
+
+class PreTokenizer {
+ public:
+  virtual ~PreTokenizer() = default;
+  virtual Status pre_tokenize(std::vector<Piece>& pieces) const = 0;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // Appends the tokens of one pre-token.
+  virtual Status tokenize(std::string_view text, std::vector<Token>& out) const = 0;
+  virtual std::optional<std::uint32_t> token_to_id(std::string_view token) const = 0;
+  virtual const std::string* id_to_token(std::uint32_t id) const = 0;
+  virtual std::size_t vocab_size() const = 0;
+};
+
+class PostProcessor {
+ public:
+  virtual ~PostProcessor() = default;
+  virtual std::size_t added_tokens(bool is_pair) const = 0;
+  // HF PostProcessor::process_encodings (type ids already set to the sequence index).
+  virtual Status process_encodings(std::vector<Encoding>& encs, bool add_special_tokens) const = 0;
+};
+
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  virtual Status decode_chain(std::vector<std::string>& tokens) const = 0;
+};
+
+Result<std::unique_ptr<Normalizer>> load_normalizer(const JsonCtx& c);
+Result<std::unique_ptr<PreTokenizer>> load_pre_tokenizer(const JsonCtx& c);
+Result<std::unique_ptr<Model>> load_model(const JsonCtx& c);
+Result<std::unique_ptr<PostProcessor>> load_post_processor(const JsonCtx& c);
+Result<std::unique_ptr<Decoder>> load_decoder(const JsonCtx& c);
+
+// Split behaviours shared by Split, Punctuation, Metaspace, CharDelimiterSplit ...
+enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWithNext, kContiguous };
+Result<SplitBehavior> parse_behavior(const JsonCtx& c);
+// matches: (start, end, is_match) covering the whole piece, in order.
+struct Match {
+  std::size_t s, e;
+  bool is_match;
+};
+void split_by_matches(const NStr& ns, std::vector<Match>& matches, SplitBehavior b, std::vector<NStr>& out);
+// Applies fn to every not-yet-tokenized piece; empty results are dropped (HF).
+template <class F>
+Status split_pieces(std::vector<Piece>& pieces, F fn) {
+  std::vector<Piece> out;
+  out.reserve(pieces.size() * 2);
+  std::vector<NStr> parts;
+  for (Piece& p : pieces) {
+    if (p.done) {
+      out.push_back(std::move(p));
+      continue;
+    }
+    parts.clear();
+    GB_RETURN_IF_ERROR(fn(p.ns, parts));
+    for (NStr& n : parts)
+      if (!n.empty()) out.push_back(Piece{std::move(n), false, {}});
+  }
+  pieces = std::move(out);
+  return Status();
+}
+
+// Byte-level alphabet: byte -> char and back.
+char32_t byte_to_char(unsigned char b);
+int char_to_byte(char32_t c);  // -1 if not in the alphabet
+
+// Helpers for loaders.
+Result<bool> get_bool(const JsonCtx& c, const std::string& key, std::optional<bool> dflt);
+Result<std::string> get_string(const JsonCtx& c, const std::string& key, std::optional<std::string> dflt);
+Result<std::int64_t> get_int(const JsonCtx& c, const std::string& key, std::optional<std::int64_t> dflt);
+// Reads a {"String": s} or {"Regex": r} pattern.
+struct PatternSpec {
+  bool is_regex = false;
+  std::string text;
+  std::shared_ptr<Regex> regex;
+};
+Result<PatternSpec> get_pattern(const JsonCtx& c);
+// All (start,end,is_match) of a pattern in `text` (HF Pattern::find_matches).
+Status find_pattern(const PatternSpec& p, std::string_view text, std::vector<Match>& out);
+
+// Offsets trimming of the ByteLevel / Roberta post-processors.
+void process_offsets(Encoding& e, bool add_prefix_space);
+
+}  // namespace glassbox::tok

@@ -1,0 +1,576 @@
+// Models of tokenizer.json ("model" field): BPE, WordPiece, WordLevel, Unigram.
+#include <atomic>
+#include <cstdio>
+#include <limits>
+#include <queue>
+
+#include "tokenizer/components.h"
+
+namespace glassbox::tok {
+namespace {
+
+struct SvHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using Vocab = std::unordered_map<std::string, std::uint32_t, SvHash, std::equal_to<>>;
+
+std::optional<std::uint32_t> lookup(const Vocab& v, std::string_view s) {
+  auto it = v.find(s);
+  if (it == v.end()) return std::nullopt;
+  return it->second;
+}
+
+// Reads {"token": id, ...} into vocab and the reverse table.
+Status load_vocab_map(const JsonCtx& c, Vocab& vocab, std::vector<std::string>& rev) {
+  if (!c.j.is_object()) return c.err("expected an object {token: id}");
+  vocab.reserve(c.j.size());
+  std::size_t max_id = 0;
+  for (auto it = c.j.begin(); it != c.j.end(); ++it) {
+    if (!it.value().is_number_unsigned()) return c.at(it.key()).err("expected a non-negative id");
+    std::uint64_t id = it.value().get<std::uint64_t>();
+    if (id > 0xFFFFFFF0ull) return c.at(it.key()).err("id out of range");
+    vocab[it.key()] = static_cast<std::uint32_t>(id);
+    max_id = std::max<std::size_t>(max_id, id);
+  }
+  rev.assign(c.j.empty() ? 0 : max_id + 1, std::string());
+  for (auto& [k, v] : vocab) rev[v] = k;
+  return Status();
+}
+
+std::atomic<std::uint64_t> g_model_generation{1};
+
+// ---------------- BPE ----------------
+class BpeModel : public Model {
+ public:
+  Vocab vocab;
+  std::vector<std::string> rev;
+  std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> merges;  // (a,b) -> (rank, new id)
+  std::optional<std::string> unk_token, prefix, suffix;
+  bool fuse_unk = false, byte_fallback = false, ignore_merges = false;
+  std::uint64_t generation = g_model_generation.fetch_add(1);
+  std::uint32_t byte_ids[256];
+  bool byte_ok[256];
+
+  static std::uint64_t key(std::uint32_t a, std::uint32_t b) { return (std::uint64_t(a) << 32) | b; }
+
+  struct Sym {
+    std::uint32_t id;
+    std::uint32_t start, len;
+    std::int32_t prev, next;
+  };
+  struct Word {
+    std::vector<std::uint32_t> ids;
+    std::vector<std::uint32_t> lens;
+  };
+
+  Status merge_word(std::string_view w, Word& out) const {
+    std::vector<Sym> syms;
+    syms.reserve(w.size());
+    bool has_unk = false;
+    std::uint32_t unk_id_ = 0, unk_len = 0;
+    std::uint32_t pos = 0;
+    auto add = [&](std::uint32_t id, std::uint32_t len) {
+      std::int32_t n = static_cast<std::int32_t>(syms.size());
+      syms.push_back(Sym{id, pos, len, n - 1, n + 1});
+      pos += len;
+    };
+    std::string s;
+    for (std::size_t i = 0; i < w.size();) {
+      int blen = utf8_len_lead(static_cast<unsigned char>(w[i]));
+      std::size_t end = i + blen;
+      bool first = i == 0, last = end >= w.size();
+      std::string_view piece = w.substr(i, blen);
+      std::optional<std::uint32_t> id;
+      if ((!first && prefix) || (last && suffix)) {
+        s.clear();
+        if (!first && prefix) s += *prefix;
+        s.append(piece);
+        if (last && suffix) s += *suffix;
+        id = lookup(vocab, s);
+      } else {
+        s.assign(piece);
+        id = lookup(vocab, piece);
+      }
+      if (id) {
+        if (has_unk) {
+          add(unk_id_, unk_len);
+          has_unk = false;
+        }
+        add(*id, static_cast<std::uint32_t>(blen));
+      } else {
+        bool done = false;
+        if (byte_fallback) {
+          bool all = true;
+          for (unsigned char b : s) all &= byte_ok[b];
+          if (all) {
+            for (unsigned char b : s) add(byte_ids[b], 1);
+            done = true;
+          }
+        }
+        if (!done && unk_token) {
+          auto uid = lookup(vocab, *unk_token);
+          if (!uid)
+            return make_error(ErrorCode::kInvalidModel, "BPE unk_token \"" + *unk_token + "\" is not in the vocabulary",
+                              "tokenizer.json: model.unk_token");
+          if (has_unk && fuse_unk) unk_len += static_cast<std::uint32_t>(blen);
+          else {
+            if (has_unk) add(unk_id_, unk_len);
+            has_unk = true;
+            unk_id_ = *uid;
+            unk_len = static_cast<std::uint32_t>(blen);
+          }
+        }
+      }
+      i = end;
+    }
+    if (has_unk) add(unk_id_, unk_len);
+    if (!syms.empty()) syms.back().next = static_cast<std::int32_t>(syms.size());
+    // merge loop: lowest rank first, leftmost on ties
+    struct M {
+      std::uint32_t rank;
+      std::uint32_t pos;
+      std::uint32_t new_id;
+      bool operator<(const M& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+    };
+    std::priority_queue<M> q;
+    const std::int32_t n = static_cast<std::int32_t>(syms.size());
+    for (std::int32_t i = 0; i + 1 < n; ++i) {
+      auto it = merges.find(key(syms[i].id, syms[i + 1].id));
+      if (it != merges.end()) q.push(M{it->second.first, static_cast<std::uint32_t>(i), it->second.second});
+    }
+    while (!q.empty()) {
+      M top = q.top();
+      q.pop();
+      Sym& cur = syms[top.pos];
+      if (cur.len == 0 || cur.next == -1 || cur.next >= n) continue;
+      std::int32_t next_pos = cur.next;
+      Sym right = syms[next_pos];
+      auto it = merges.find(key(cur.id, right.id));
+      if (it == merges.end() || it->second.second != top.new_id) continue;
+      cur.id = top.new_id;
+      cur.len += right.len;
+      cur.next = right.next;
+      syms[next_pos].len = 0;
+      if (right.next > -1 && right.next < n) syms[right.next].prev = static_cast<std::int32_t>(top.pos);
+      if (cur.prev >= 0) {
+        auto it2 = merges.find(key(syms[cur.prev].id, cur.id));
+        if (it2 != merges.end())
+          q.push(M{it2->second.first, static_cast<std::uint32_t>(cur.prev), it2->second.second});
+      }
+      if (cur.next < n) {
+        auto it3 = merges.find(key(cur.id, syms[cur.next].id));
+        if (it3 != merges.end()) q.push(M{it3->second.first, top.pos, it3->second.second});
+      }
+    }
+    out.ids.clear();
+    out.lens.clear();
+    for (auto& sy : syms)
+      if (sy.len > 0) {
+        out.ids.push_back(sy.id);
+        out.lens.push_back(sy.len);
+      }
+    return Status();
+  }
+
+  struct Cache {
+    std::uint64_t generation = 0;
+    std::unordered_map<std::string, Word, SvHash, std::equal_to<>> map;
+  };
+
+  Status tokenize(std::string_view text, std::vector<Token>& out) const override {
+    if (text.empty()) return Status();
+    if (ignore_merges) {
+      if (auto id = lookup(vocab, text)) {
+        out.push_back(Token{*id, rev[*id], 0, static_cast<std::uint32_t>(text.size())});
+        return Status();
+      }
+    }
+    thread_local Cache cache;
+    if (cache.generation != generation) {
+      cache.map.clear();
+      cache.generation = generation;
+    }
+    const Word* word = nullptr;
+    Word local;
+    auto it = cache.map.find(text);
+    if (it != cache.map.end()) {
+      word = &it->second;
+    } else {
+      GB_RETURN_IF_ERROR(merge_word(text, local));
+      if (text.size() < 256) {
+        if (cache.map.size() > 200000) cache.map.clear();
+        word = &cache.map.emplace(std::string(text), std::move(local)).first->second;
+      } else {
+        word = &local;
+      }
+    }
+    std::uint32_t pos = 0;
+    for (std::size_t i = 0; i < word->ids.size(); ++i) {
+      std::uint32_t id = word->ids[i];
+      out.push_back(Token{id, rev[id], pos, pos + word->lens[i]});
+      pos += word->lens[i];
+    }
+    return Status();
+  }
+  std::optional<std::uint32_t> token_to_id(std::string_view t) const override { return lookup(vocab, t); }
+  const std::string* id_to_token(std::uint32_t id) const override {
+    return id < rev.size() && lookup(vocab, rev[id]) == id ? &rev[id] : nullptr;
+  }
+  std::size_t vocab_size() const override { return vocab.size(); }
+};
+
+// ---------------- WordPiece ----------------
+class WordPieceModel : public Model {
+ public:
+  Vocab vocab;
+  std::vector<std::string> rev;
+  std::string unk_token = "[UNK]", prefix = "##";
+  std::size_t max_chars = 100;
+  std::size_t max_token_bytes = 0;
+
+  Status tokenize(std::string_view text, std::vector<Token>& out) const override {
+    auto unk = [&]() -> Status {
+      auto id = lookup(vocab, unk_token);
+      if (!id)
+        return make_error(ErrorCode::kInvalidModel, "WordPiece unk_token \"" + unk_token + "\" is not in the vocabulary",
+                          "tokenizer.json: model.unk_token");
+      out.push_back(Token{*id, unk_token, 0, static_cast<std::uint32_t>(text.size())});
+      return Status();
+    };
+    if (utf8_count(text) > max_chars) return unk();
+    std::size_t mark = out.size();
+    std::size_t start = 0;
+    std::string buf;
+    while (start < text.size()) {
+      std::size_t end = text.size();
+      std::size_t pre = start > 0 ? prefix.size() : 0;
+      if (end - start + pre > max_token_bytes) {
+        end = start + (max_token_bytes > pre ? max_token_bytes - pre : 0);
+        while (end > start && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+      }
+      bool found = false;
+      while (start < end) {
+        std::string_view sub = text.substr(start, end - start);
+        std::optional<std::uint32_t> id;
+        if (start > 0) {
+          buf.assign(prefix);
+          buf.append(sub);
+          id = lookup(vocab, buf);
+        } else {
+          id = lookup(vocab, sub);
+        }
+        if (id) {
+          out.push_back(Token{*id, rev[*id], static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(end)});
+          found = true;
+          break;
+        }
+        --end;
+        while (end > start && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+      }
+      if (!found) {
+        out.resize(mark);
+        return unk();
+      }
+      start = end;
+    }
+    return Status();
+  }
+  std::optional<std::uint32_t> token_to_id(std::string_view t) const override { return lookup(vocab, t); }
+  const std::string* id_to_token(std::uint32_t id) const override {
+    return id < rev.size() && lookup(vocab, rev[id]) == id ? &rev[id] : nullptr;
+  }
+  std::size_t vocab_size() const override { return vocab.size(); }
+};
+
+// ---------------- WordLevel ----------------
+class WordLevelModel : public Model {
+ public:
+  Vocab vocab;
+  std::vector<std::string> rev;
+  std::string unk_token = "<unk>";
+  Status tokenize(std::string_view text, std::vector<Token>& out) const override {
+    auto id = lookup(vocab, text);
+    if (id) {
+      out.push_back(Token{*id, rev[*id], 0, static_cast<std::uint32_t>(text.size())});
+      return Status();
+    }
+    auto uid = lookup(vocab, unk_token);
+    if (!uid)
+      return make_error(ErrorCode::kInvalidArgument,
+                        "WordLevel: \"" + std::string(text.substr(0, 40)) + "\" is not in the vocabulary and unk_token \"" +
+                            unk_token + "\" is missing too",
+                        "tokenizer.json: model");
+    out.push_back(Token{*uid, unk_token, 0, static_cast<std::uint32_t>(text.size())});
+    return Status();
+  }
+  std::optional<std::uint32_t> token_to_id(std::string_view t) const override { return lookup(vocab, t); }
+  const std::string* id_to_token(std::uint32_t id) const override {
+    return id < rev.size() && lookup(vocab, rev[id]) == id ? &rev[id] : nullptr;
+  }
+  std::size_t vocab_size() const override { return vocab.size(); }
+};
+
+// ---------------- Unigram ----------------
+class UnigramModel : public Model {
+ public:
+  std::vector<std::pair<std::string, double>> pieces;
+  Vocab ids;
+  std::optional<std::uint32_t> unk_id;
+  bool byte_fallback = false;
+  double min_score = std::numeric_limits<double>::infinity();
+  // byte trie: (node << 8 | byte) -> child; terminal[node] = piece id + 1
+  std::unordered_map<std::uint64_t, std::uint32_t> edges;
+  std::vector<std::uint32_t> terminal{0};
+
+  void build_trie() {
+    for (std::uint32_t i = 0; i < pieces.size(); ++i) {
+      std::uint32_t node = 0;
+      for (unsigned char b : pieces[i].first) {
+        std::uint64_t k = (std::uint64_t(node) << 8) | b;
+        auto it = edges.find(k);
+        if (it == edges.end()) {
+          std::uint32_t nn = static_cast<std::uint32_t>(terminal.size());
+          terminal.push_back(0);
+          edges.emplace(k, nn);
+          node = nn;
+        } else {
+          node = it->second;
+        }
+      }
+      if (terminal[node] == 0) terminal[node] = i + 1;
+    }
+  }
+
+  Status tokenize(std::string_view s, std::vector<Token>& out) const override {
+    if (s.empty()) return Status();
+    const double unk_score = min_score - 10.0;
+    struct Node {
+      std::uint32_t id = 0;
+      double score = 0;
+      std::int64_t starts_at = -1;
+    };
+    std::vector<Node> best(s.size() + 1);
+    for (std::size_t st = 0; st < s.size();) {
+      double base = best[st].score;
+      bool single = false;
+      std::size_t mblen = utf8_len_lead(static_cast<unsigned char>(s[st]));
+      std::uint32_t node = 0;
+      for (std::size_t k = st; k < s.size(); ++k) {
+        auto it = edges.find((std::uint64_t(node) << 8) | static_cast<unsigned char>(s[k]));
+        if (it == edges.end()) break;
+        node = it->second;
+        if (terminal[node]) {
+          std::uint32_t tid = terminal[node] - 1;
+          // id = token_to_ids[token] (the last duplicate wins in HF's map)
+          std::uint32_t id = ids.find(pieces[tid].first)->second;
+          double cand = pieces[id].second + base;
+          Node& t = best[k + 1];
+          if (t.starts_at < 0 || cand > t.score) {
+            t.score = cand;
+            t.starts_at = static_cast<std::int64_t>(st);
+            t.id = id;
+          }
+          if (!single && k + 1 - st == mblen) single = true;
+        }
+      }
+      if (!single) {
+        Node& t = best[st + mblen];
+        double cand = unk_score + base;
+        if (t.starts_at < 0 || cand > t.score) {
+          t.score = cand;
+          t.starts_at = static_cast<std::int64_t>(st);
+          t.id = unk_id.value_or(0);
+        }
+      }
+      st += mblen;
+    }
+    std::vector<std::pair<std::size_t, std::size_t>> res;  // ranges, reversed
+    std::size_t ends = s.size();
+    std::optional<std::pair<std::size_t, std::size_t>> fused;
+    while (ends > 0) {
+      const Node& nd = best[ends];
+      std::size_t st = static_cast<std::size_t>(nd.starts_at);
+      if (unk_id && nd.id == *unk_id) {
+        fused = fused ? std::make_pair(st, fused->second) : std::make_pair(st, ends);
+      } else {
+        if (fused) {
+          res.push_back(*fused);
+          fused.reset();
+        }
+        res.emplace_back(st, ends);
+      }
+      ends = st;
+    }
+    if (fused) res.push_back(*fused);
+    for (auto it = res.rbegin(); it != res.rend(); ++it) {
+      std::string_view piece = s.substr(it->first, it->second - it->first);
+      std::uint32_t a = static_cast<std::uint32_t>(it->first), b = static_cast<std::uint32_t>(it->second);
+      auto id = lookup(ids, piece);
+      if (id) {
+        out.push_back(Token{*id, std::string(piece), a, b});
+        continue;
+      }
+      if (byte_fallback) {
+        std::vector<Token> bt;
+        bool all = true;
+        for (unsigned char c : piece) {
+          char name[8];
+          std::snprintf(name, sizeof(name), "<0x%02X>", c);
+          auto bid = lookup(ids, name);
+          if (!bid) { all = false; break; }
+          bt.push_back(Token{*bid, name, a, b});
+        }
+        if (all) {
+          out.insert(out.end(), bt.begin(), bt.end());
+          continue;
+        }
+      }
+      if (!unk_id)
+        return make_error(ErrorCode::kInvalidModel, "Unigram: no unk_id and a piece is not in the vocabulary",
+                          "tokenizer.json: model.unk_id");
+      out.push_back(Token{*unk_id, std::string(piece), a, b});
+    }
+    return Status();
+  }
+  std::optional<std::uint32_t> token_to_id(std::string_view t) const override { return lookup(ids, t); }
+  const std::string* id_to_token(std::uint32_t id) const override {
+    return id < pieces.size() ? &pieces[id].first : nullptr;
+  }
+  std::size_t vocab_size() const override { return pieces.size(); }
+};
+
+Status check_fields(const JsonCtx& c, std::initializer_list<const char*> allowed) {
+  for (auto it = c.j.begin(); it != c.j.end(); ++it) {
+    bool ok = it.key() == "type";
+    for (const char* a : allowed) ok |= it.key() == a;
+    if (!ok) return c.at(it.key()).err("unknown field");
+  }
+  return Status();
+}
+
+Result<std::optional<std::string>> opt_string(const JsonCtx& c, const std::string& key) {
+  if (c.at(key).j.is_null()) return std::optional<std::string>();
+  GB_ASSIGN_OR_RETURN(std::string s, get_string(c, key, std::nullopt));
+  return std::optional<std::string>(s);
+}
+
+Result<std::unique_ptr<Model>> load_bpe(const JsonCtx& c) {
+  GB_RETURN_IF_ERROR(check_fields(c, {"dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix",
+                                      "fuse_unk", "byte_fallback", "ignore_merges", "vocab", "merges"}));
+  auto m = std::make_unique<BpeModel>();
+  JsonCtx d = c.at("dropout");
+  if (!d.j.is_null()) {
+    if (!d.j.is_number()) return d.err("expected a number or null");
+    double p = d.j.get<double>();
+    if (p != 0.0)
+      return d.err("dropout " + d.j.dump() +
+                   " is refused: BPE dropout is random, glassbox only encodes deterministically (set it to null)");
+  }
+  GB_ASSIGN_OR_RETURN(m->unk_token, opt_string(c, "unk_token"));
+  GB_ASSIGN_OR_RETURN(m->prefix, opt_string(c, "continuing_subword_prefix"));
+  GB_ASSIGN_OR_RETURN(m->suffix, opt_string(c, "end_of_word_suffix"));
+  GB_ASSIGN_OR_RETURN(m->fuse_unk, get_bool(c, "fuse_unk", false));
+  GB_ASSIGN_OR_RETURN(m->byte_fallback, get_bool(c, "byte_fallback", false));
+  GB_ASSIGN_OR_RETURN(m->ignore_merges, get_bool(c, "ignore_merges", false));
+  GB_RETURN_IF_ERROR(load_vocab_map(c.at("vocab"), m->vocab, m->rev));
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof(name), "<0x%02X>", b);
+    auto id = lookup(m->vocab, name);
+    m->byte_ok[b] = id.has_value();
+    m->byte_ids[b] = id.value_or(0);
+  }
+  JsonCtx mc = c.at("merges");
+  if (!mc.j.is_array()) return mc.err("expected an array");
+  m->merges.reserve(mc.j.size());
+  std::size_t plen = m->prefix ? m->prefix->size() : 0;
+  for (std::size_t i = 0; i < mc.j.size(); ++i) {
+    const Json& e = mc.j[i];
+    std::string a, b;
+    if (e.is_string()) {
+      const std::string& s = e.get_ref<const std::string&>();
+      std::size_t sp = s.find(' ');
+      if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
+        return mc.at(i).err("expected \"a b\", got \"" + s + "\"");
+      a = s.substr(0, sp);
+      b = s.substr(sp + 1);
+    } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
+      a = e[0].get<std::string>();
+      b = e[1].get<std::string>();
+    } else {
+      return mc.at(i).err("expected [\"a\", \"b\"] or \"a b\"");
+    }
+    auto ia = lookup(m->vocab, a), ib = lookup(m->vocab, b);
+    if (!ia) return mc.at(i).err("merge token \"" + a + "\" is not in the vocabulary");
+    if (!ib) return mc.at(i).err("merge token \"" + b + "\" is not in the vocabulary");
+    if (b.size() < plen) return mc.at(i).err("merge token \"" + b + "\" is shorter than continuing_subword_prefix");
+    std::string merged = a + b.substr(plen);
+    auto in = lookup(m->vocab, merged);
+    if (!in) return mc.at(i).err("merged token \"" + merged + "\" is not in the vocabulary");
+    m->merges[BpeModel::key(*ia, *ib)] = {static_cast<std::uint32_t>(i), *in};
+  }
+  return std::unique_ptr<Model>(std::move(m));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> load_model(const JsonCtx& c) {
+  if (!c.j.is_object()) return c.err("expected an object");
+  std::string type;
+  if (c.j.contains("type")) {
+    GB_ASSIGN_OR_RETURN(type, get_string(c, "type", std::nullopt));
+  } else if (c.j.contains("merges")) {
+    type = "BPE";
+  } else if (c.j.contains("continuing_subword_prefix") || c.j.contains("max_input_chars_per_word")) {
+    type = "WordPiece";
+  } else {
+    return c.err("missing \"type\"");
+  }
+  if (type == "BPE") return load_bpe(c);
+  if (type == "WordPiece") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"}));
+    auto m = std::make_unique<WordPieceModel>();
+    GB_ASSIGN_OR_RETURN(m->unk_token, get_string(c, "unk_token", std::string("[UNK]")));
+    GB_ASSIGN_OR_RETURN(m->prefix, get_string(c, "continuing_subword_prefix", std::string("##")));
+    GB_ASSIGN_OR_RETURN(std::int64_t mc, get_int(c, "max_input_chars_per_word", 100));
+    if (mc < 0) return c.at("max_input_chars_per_word").err("must be >= 0");
+    m->max_chars = static_cast<std::size_t>(mc);
+    GB_RETURN_IF_ERROR(load_vocab_map(c.at("vocab"), m->vocab, m->rev));
+    for (auto& [k, v] : m->vocab) m->max_token_bytes = std::max(m->max_token_bytes, k.size());
+    return std::unique_ptr<Model>(std::move(m));
+  }
+  if (type == "WordLevel") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"unk_token", "vocab"}));
+    auto m = std::make_unique<WordLevelModel>();
+    GB_ASSIGN_OR_RETURN(m->unk_token, get_string(c, "unk_token", std::string("<unk>")));
+    GB_RETURN_IF_ERROR(load_vocab_map(c.at("vocab"), m->vocab, m->rev));
+    return std::unique_ptr<Model>(std::move(m));
+  }
+  if (type == "Unigram") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"unk_id", "vocab", "byte_fallback"}));
+    auto m = std::make_unique<UnigramModel>();
+    GB_ASSIGN_OR_RETURN(m->byte_fallback, get_bool(c, "byte_fallback", false));
+    JsonCtx v = c.at("vocab");
+    if (!v.j.is_array()) return v.err("expected an array of [piece, score]");
+    for (std::size_t i = 0; i < v.j.size(); ++i) {
+      const Json& e = v.j[i];
+      if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number())
+        return v.at(i).err("expected [piece, score]");
+      m->pieces.emplace_back(e[0].get<std::string>(), e[1].get<double>());
+      m->ids[m->pieces.back().first] = static_cast<std::uint32_t>(i);
+      m->min_score = std::min(m->min_score, m->pieces.back().second);
+    }
+    if (!c.at("unk_id").j.is_null()) {
+      GB_ASSIGN_OR_RETURN(std::int64_t u, get_int(c, "unk_id", std::nullopt));
+      if (u < 0 || static_cast<std::size_t>(u) >= m->pieces.size())
+        return c.at("unk_id").err("out of range: " + std::to_string(u));
+      m->unk_id = static_cast<std::uint32_t>(u);
+    }
+    m->build_trie();
+    return std::unique_ptr<Model>(std::move(m));
+  }
+  return c.at("type").err("unknown \"" + type + "\"");
+}
+
+}  // namespace glassbox::tok

@@ -1,0 +1,274 @@
+// Normalizers of tokenizer.json ("normalizer" field).
+#include "tokenizer/components.h"
+
+namespace glassbox::tok {
+namespace {
+
+bool is_chinese_char(char32_t c) {
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+         (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+class BertNormalizer : public Normalizer {
+ public:
+  bool clean_text = true, chinese = true, lowercase_ = true;
+  std::optional<bool> strip_accents;
+  Status normalize(NStr& ns) const override {
+    if (clean_text) {
+      bool clean = true;
+      for (unsigned char c : ns.norm)
+        if (c >= 0x80 || c < 0x20 || c == 0x7F) { clean = false; break; }
+      if (!clean) {
+        filter(ns, [](char32_t c) {
+          if (c == 0 || c == 0xFFFD) return false;
+          if (c == '\t' || c == '\n' || c == '\r') return true;
+          return !is_other(c);
+        });
+        map_chars(ns, [](char32_t c) -> char32_t {
+          return (c == '\t' || c == '\n' || c == '\r' || is_whitespace(c)) ? U' ' : c;
+        });
+      }
+    }
+    if (chinese && !norm_is_inert_ascii(ns.norm)) {
+      std::vector<CharChange> dest;
+      bool any = false;
+      for (std::size_t i = 0; i < ns.norm.size();) {
+        int len;
+        char32_t c = utf8_decode(ns.norm, i, len);
+        i += len;
+        if (is_chinese_char(c)) {
+          dest.push_back({U' ', 0});
+          dest.push_back({c, 1});
+          dest.push_back({U' ', 1});
+          any = true;
+        } else {
+          dest.push_back({c, 0});
+        }
+      }
+      if (any) transform(ns, dest, 0);
+    }
+    bool strip = strip_accents.value_or(lowercase_);
+    if (strip && !norm_is_inert_ascii(ns.norm)) {
+      normalize_form(ns, NormForm::kNFD);
+      filter(ns, [](char32_t c) { return !is_mark_nonspacing(c); });
+    }
+    if (lowercase_) lowercase(ns);
+    return Status();
+  }
+};
+
+class UnicodeNormalizer : public Normalizer {
+ public:
+  NormForm form;
+  explicit UnicodeNormalizer(NormForm f) : form(f) {}
+  Status normalize(NStr& ns) const override {
+    normalize_form(ns, form);
+    return Status();
+  }
+};
+
+class LowercaseNormalizer : public Normalizer {
+ public:
+  Status normalize(NStr& ns) const override {
+    lowercase(ns);
+    return Status();
+  }
+};
+
+class StripAccentsNormalizer : public Normalizer {
+ public:
+  Status normalize(NStr& ns) const override {
+    if (!norm_is_inert_ascii(ns.norm)) filter(ns, [](char32_t c) { return !is_mark(c); });
+    return Status();
+  }
+};
+
+class StripNormalizer : public Normalizer {
+ public:
+  bool left = true, right = true;
+  Status normalize(NStr& ns) const override {
+    std::u32string cs = to_u32(ns.norm);
+    std::size_t lead = 0, trail = 0;
+    if (left)
+      while (lead < cs.size() && is_whitespace(cs[lead])) ++lead;
+    if (right)
+      while (trail < cs.size() - lead && is_whitespace(cs[cs.size() - 1 - trail])) ++trail;
+    if (lead == 0 && trail == 0) return Status();
+    std::vector<CharChange> dest;
+    for (std::size_t i = lead; i + trail < cs.size(); ++i) dest.push_back({cs[i], 0});
+    transform(ns, dest, lead);
+    return Status();
+  }
+};
+
+class ReplaceNormalizer : public Normalizer {
+ public:
+  PatternSpec pattern;
+  std::string content;
+  Status normalize(NStr& ns) const override {
+    thread_local std::vector<Match> ms;
+    GB_RETURN_IF_ERROR(find_pattern(pattern, ns.norm, ms));
+    bool any = false;
+    for (auto& m : ms) any |= m.is_match;
+    if (!any) return Status();
+    std::string out;
+    std::vector<Align> al;
+    out.reserve(ns.norm.size() + content.size());
+    al.reserve(ns.norm.size() + content.size());
+    for (auto& m : ms) {
+      if (!m.is_match) {
+        out.append(ns.norm, m.s, m.e - m.s);
+        al.insert(al.end(), ns.align.begin() + m.s, ns.align.begin() + m.e);
+      } else {
+        Align a = m.e < 1 ? Align{ns.orig_start, ns.orig_start} : ns.align[m.e - 1];
+        out.append(content);
+        al.insert(al.end(), content.size(), a);
+      }
+    }
+    ns.norm = std::move(out);
+    ns.align = std::move(al);
+    return Status();
+  }
+};
+
+class PrependNormalizer : public Normalizer {
+ public:
+  std::string prepend_;
+  Status normalize(NStr& ns) const override {
+    prepend(ns, prepend_);
+    return Status();
+  }
+};
+
+class NmtNormalizer : public Normalizer {
+ public:
+  Status normalize(NStr& ns) const override {
+    filter(ns, [](char32_t c) {
+      return !((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || c == 0x8F ||
+               c == 0x9F);
+    });
+    map_chars(ns, [](char32_t c) -> char32_t {
+      switch (c) {
+        case 0x09: case 0x0A: case 0x0C: case 0x0D: case 0x1680: case 0x200B: case 0x200C: case 0x200D:
+        case 0x200E: case 0x200F: case 0x2028: case 0x2029: case 0x2581: case 0xFEFF: case 0xFFFD:
+          return U' ';
+        default:
+          return c;
+      }
+    });
+    return Status();
+  }
+};
+
+class ByteLevelNormalizer : public Normalizer {
+ public:
+  Status normalize(NStr& ns) const override {
+    if (ns.norm.empty()) return Status();
+    std::vector<CharChange> dest;
+    dest.reserve(ns.norm.size());
+    for (std::size_t i = 0; i < ns.norm.size();) {
+      int len = utf8_len_lead(static_cast<unsigned char>(ns.norm[i]));
+      for (int k = 0; k < len; ++k) dest.push_back({byte_to_char(static_cast<unsigned char>(ns.norm[i + k])), k > 0});
+      i += len;
+    }
+    transform(ns, dest, 0);
+    return Status();
+  }
+};
+
+class SequenceNormalizer : public Normalizer {
+ public:
+  std::vector<std::unique_ptr<Normalizer>> items;
+  Status normalize(NStr& ns) const override {
+    for (auto& n : items) GB_RETURN_IF_ERROR(n->normalize(ns));
+    return Status();
+  }
+};
+
+Status check_fields(const JsonCtx& c, std::initializer_list<const char*> allowed) {
+  for (auto it = c.j.begin(); it != c.j.end(); ++it) {
+    bool ok = it.key() == "type";
+    for (const char* a : allowed) ok |= it.key() == a;
+    if (!ok) return c.at(it.key()).err("unknown field");
+  }
+  return Status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Normalizer>> load_normalizer(const JsonCtx& c) {
+  if (!c.j.is_object()) return c.err("expected an object");
+  GB_ASSIGN_OR_RETURN(std::string type, get_string(c, "type", std::nullopt));
+  if (type == "BertNormalizer") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase"}));
+    auto n = std::make_unique<BertNormalizer>();
+    GB_ASSIGN_OR_RETURN(n->clean_text, get_bool(c, "clean_text", true));
+    GB_ASSIGN_OR_RETURN(n->chinese, get_bool(c, "handle_chinese_chars", true));
+    GB_ASSIGN_OR_RETURN(n->lowercase_, get_bool(c, "lowercase", true));
+    if (!c.at("strip_accents").j.is_null()) {
+      GB_ASSIGN_OR_RETURN(bool s, get_bool(c, "strip_accents", std::nullopt));
+      n->strip_accents = s;
+    }
+    return std::unique_ptr<Normalizer>(std::move(n));
+  }
+  if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
+    GB_RETURN_IF_ERROR(check_fields(c, {}));
+    NormForm f = type == "NFC" ? NormForm::kNFC : type == "NFD" ? NormForm::kNFD : type == "NFKC" ? NormForm::kNFKC
+                                                                                                   : NormForm::kNFKD;
+    return std::unique_ptr<Normalizer>(std::make_unique<UnicodeNormalizer>(f));
+  }
+  if (type == "Lowercase") {
+    GB_RETURN_IF_ERROR(check_fields(c, {}));
+    return std::unique_ptr<Normalizer>(std::make_unique<LowercaseNormalizer>());
+  }
+  if (type == "StripAccents") {
+    GB_RETURN_IF_ERROR(check_fields(c, {}));
+    return std::unique_ptr<Normalizer>(std::make_unique<StripAccentsNormalizer>());
+  }
+  if (type == "Strip") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"strip_left", "strip_right"}));
+    auto n = std::make_unique<StripNormalizer>();
+    GB_ASSIGN_OR_RETURN(n->left, get_bool(c, "strip_left", true));
+    GB_ASSIGN_OR_RETURN(n->right, get_bool(c, "strip_right", true));
+    return std::unique_ptr<Normalizer>(std::move(n));
+  }
+  if (type == "Replace") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"pattern", "content"}));
+    auto n = std::make_unique<ReplaceNormalizer>();
+    GB_ASSIGN_OR_RETURN(n->pattern, get_pattern(c.at("pattern")));
+    GB_ASSIGN_OR_RETURN(n->content, get_string(c, "content", std::nullopt));
+    return std::unique_ptr<Normalizer>(std::move(n));
+  }
+  if (type == "Prepend") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"prepend"}));
+    auto n = std::make_unique<PrependNormalizer>();
+    GB_ASSIGN_OR_RETURN(n->prepend_, get_string(c, "prepend", std::nullopt));
+    return std::unique_ptr<Normalizer>(std::move(n));
+  }
+  if (type == "Nmt") {
+    GB_RETURN_IF_ERROR(check_fields(c, {}));
+    return std::unique_ptr<Normalizer>(std::make_unique<NmtNormalizer>());
+  }
+  if (type == "ByteLevel") {
+    GB_RETURN_IF_ERROR(check_fields(c, {}));
+    return std::unique_ptr<Normalizer>(std::make_unique<ByteLevelNormalizer>());
+  }
+  if (type == "Sequence") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"normalizers"}));
+    JsonCtx arr = c.at("normalizers");
+    if (!arr.j.is_array()) return arr.err("expected an array");
+    auto n = std::make_unique<SequenceNormalizer>();
+    for (std::size_t i = 0; i < arr.j.size(); ++i) {
+      GB_ASSIGN_OR_RETURN(auto item, load_normalizer(arr.at(i)));
+      n->items.push_back(std::move(item));
+    }
+    return std::unique_ptr<Normalizer>(std::move(n));
+  }
+  if (type == "Precompiled") {
+    return c.at("type").err("\"Precompiled\" is not implemented yet (SentencePiece charsmap)");
+  }
+  return c.at("type").err("unknown \"" + type + "\"");
+}
+
+}  // namespace glassbox::tok

@@ -1,0 +1,359 @@
+// Pre-tokenizers of tokenizer.json ("pre_tokenizer" field).
+#include "tokenizer/components.h"
+
+namespace glassbox::tok {
+namespace {
+
+template <class F>
+void char_matches(std::string_view text, F pred, std::vector<Match>& out) {
+  out.clear();
+  if (text.empty()) {
+    out.push_back({0, 0, false});
+    return;
+  }
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    int len;
+    char32_t c = utf8_decode(text, i, len);
+    if (pred(c)) {
+      if (last < i) out.push_back({last, i, false});
+      out.push_back({i, i + len, true});
+      last = i + len;
+    }
+    i += len;
+  }
+  if (text.size() > last) out.push_back({last, text.size(), false});
+}
+
+template <class F>
+Status split_chars(std::vector<Piece>& pieces, F pred, SplitBehavior b) {
+  return split_pieces(pieces, [&](const NStr& ns, std::vector<NStr>& out) -> Status {
+    thread_local std::vector<Match> ms;
+    char_matches(ns.norm, pred, ms);
+    split_by_matches(ns, ms, b, out);
+    return Status();
+  });
+}
+
+void invert(std::vector<Match>& ms) {
+  for (auto& m : ms) m.is_match = !m.is_match;
+}
+
+bool is_bert_punc(char32_t c) { return is_ascii_punctuation(c) || is_punctuation(c); }
+
+// Maps every byte of the piece to its byte-level char (HF ByteLevel pre-tokenizer, step 2).
+void byte_level_map(NStr& ns) {
+  std::string out;
+  out.reserve(ns.norm.size() * 2);
+  std::vector<Align> al;
+  al.reserve(ns.norm.size() * 2);
+  for (std::size_t p = 0; p < ns.norm.size();) {
+    int len = utf8_len_lead(static_cast<unsigned char>(ns.norm[p]));
+    for (int k = 0; k < len; ++k) {
+      Align a = k == 0 ? ns.align[p] : ns.align[p + len - 1];
+      std::size_t before = out.size();
+      utf8_append(out, byte_to_char(static_cast<unsigned char>(ns.norm[p + k])));
+      al.insert(al.end(), out.size() - before, a);
+    }
+    p += len;
+  }
+  ns.norm = std::move(out);
+  ns.align = std::move(al);
+}
+
+class ByteLevelPre : public PreTokenizer {
+ public:
+  bool add_prefix_space = true, use_regex = true;
+  std::shared_ptr<Regex> re;
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    GB_RETURN_IF_ERROR(split_pieces(pieces, [&](const NStr& in, std::vector<NStr>& out) -> Status {
+      NStr ns = in;
+      if (add_prefix_space && ns.norm[0] != ' ') prepend(ns, " ");
+      if (!use_regex) {
+        out.push_back(std::move(ns));
+        return Status();
+      }
+      thread_local std::vector<Match> ms;
+      PatternSpec p;
+      p.is_regex = true;
+      p.regex = re;
+      GB_RETURN_IF_ERROR(find_pattern(p, ns.norm, ms));
+      split_by_matches(ns, ms, SplitBehavior::kIsolated, out);
+      return Status();
+    }));
+    for (Piece& p : pieces)
+      if (!p.done) byte_level_map(p.ns);
+    return Status();
+  }
+};
+
+class SplitPre : public PreTokenizer {
+ public:
+  PatternSpec pattern;
+  SplitBehavior behavior = SplitBehavior::kIsolated;
+  bool invert_ = false;
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    return split_pieces(pieces, [&](const NStr& ns, std::vector<NStr>& out) -> Status {
+      thread_local std::vector<Match> ms;
+      GB_RETURN_IF_ERROR(find_pattern(pattern, ns.norm, ms));
+      if (invert_) invert(ms);
+      split_by_matches(ns, ms, behavior, out);
+      return Status();
+    });
+  }
+};
+
+class MetaspacePre : public PreTokenizer {
+ public:
+  char32_t replacement = U'\u2581';
+  std::string rep;
+  enum class Scheme { kAlways, kFirst, kNever } scheme = Scheme::kAlways;
+  bool split = true;
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    return split_pieces(pieces, [&](const NStr& in, std::vector<NStr>& out) -> Status {
+      NStr ns = in;
+      // replace ' ' by the replacement (each gets the space's alignment)
+      if (ns.norm.find(' ') != std::string::npos) {
+        std::string o;
+        std::vector<Align> al;
+        o.reserve(ns.norm.size() + 8);
+        al.reserve(ns.norm.size() + 8);
+        for (std::size_t i = 0; i < ns.norm.size(); ++i) {
+          if (ns.norm[i] == ' ') {
+            o.append(rep);
+            al.insert(al.end(), rep.size(), ns.align[i]);
+          } else {
+            o.push_back(ns.norm[i]);
+            al.push_back(ns.align[i]);
+          }
+        }
+        ns.norm = std::move(o);
+        ns.align = std::move(al);
+      }
+      bool starts = ns.norm.compare(0, rep.size(), rep) == 0;
+      if (scheme == Scheme::kAlways && !starts) prepend(ns, rep);
+      if (scheme == Scheme::kFirst && !starts && ns.orig_start == 0) prepend(ns, rep);
+      if (!split) {
+        out.push_back(std::move(ns));
+        return Status();
+      }
+      thread_local std::vector<Match> ms;
+      char32_t r = replacement;
+      char_matches(ns.norm, [r](char32_t c) { return c == r; }, ms);
+      split_by_matches(ns, ms, SplitBehavior::kMergedWithNext, out);
+      return Status();
+    });
+  }
+};
+
+class BertPre : public PreTokenizer {
+ public:
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    GB_RETURN_IF_ERROR(split_chars(pieces, [](char32_t c) { return is_whitespace(c); }, SplitBehavior::kRemoved));
+    return split_chars(pieces, is_bert_punc, SplitBehavior::kIsolated);
+  }
+};
+
+class WhitespacePre : public PreTokenizer {
+ public:
+  std::shared_ptr<Regex> re;
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    return split_pieces(pieces, [&](const NStr& ns, std::vector<NStr>& out) -> Status {
+      thread_local std::vector<Match> ms;
+      PatternSpec p;
+      p.is_regex = true;
+      p.regex = re;
+      GB_RETURN_IF_ERROR(find_pattern(p, ns.norm, ms));
+      invert(ms);
+      split_by_matches(ns, ms, SplitBehavior::kRemoved, out);
+      return Status();
+    });
+  }
+};
+
+class WhitespaceSplitPre : public PreTokenizer {
+ public:
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    return split_chars(pieces, [](char32_t c) { return is_whitespace(c); }, SplitBehavior::kRemoved);
+  }
+};
+
+class PunctuationPre : public PreTokenizer {
+ public:
+  SplitBehavior behavior = SplitBehavior::kIsolated;
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    return split_chars(pieces, is_bert_punc, behavior);
+  }
+};
+
+class DigitsPre : public PreTokenizer {
+ public:
+  bool individual = false;
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    return split_chars(pieces, [](char32_t c) { return is_numeric(c); },
+                       individual ? SplitBehavior::kIsolated : SplitBehavior::kContiguous);
+  }
+};
+
+class CharDelimiterPre : public PreTokenizer {
+ public:
+  char32_t delim = ' ';
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    char32_t d = delim;
+    return split_chars(pieces, [d](char32_t c) { return c == d; }, SplitBehavior::kRemoved);
+  }
+};
+
+class FixedLengthPre : public PreTokenizer {
+ public:
+  std::size_t length = 5;
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    return split_pieces(pieces, [&](const NStr& ns, std::vector<NStr>& out) -> Status {
+      std::size_t start = 0, n = 0;
+      for (std::size_t i = 0; i < ns.norm.size();) {
+        i += utf8_len_lead(static_cast<unsigned char>(ns.norm[i]));
+        if (++n == length) {
+          out.push_back(ns.slice(start, i));
+          start = i;
+          n = 0;
+        }
+      }
+      if (start < ns.norm.size()) out.push_back(ns.slice(start, ns.norm.size()));
+      return Status();
+    });
+  }
+};
+
+class SequencePre : public PreTokenizer {
+ public:
+  std::vector<std::unique_ptr<PreTokenizer>> items;
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    for (auto& p : items) GB_RETURN_IF_ERROR(p->pre_tokenize(pieces));
+    return Status();
+  }
+};
+
+Status check_fields(const JsonCtx& c, std::initializer_list<const char*> allowed) {
+  for (auto it = c.j.begin(); it != c.j.end(); ++it) {
+    bool ok = it.key() == "type";
+    for (const char* a : allowed) ok |= it.key() == a;
+    if (!ok) return c.at(it.key()).err("unknown field");
+  }
+  return Status();
+}
+
+Result<char32_t> get_char(const JsonCtx& c, const std::string& key, std::optional<char32_t> dflt) {
+  GB_ASSIGN_OR_RETURN(std::string s, get_string(c, key, dflt ? std::optional<std::string>("") : std::nullopt));
+  if (s.empty() && dflt) return *dflt;
+  if (utf8_first_invalid(s) != std::string::npos || utf8_count(s) != 1)
+    return c.at(key).err("expected exactly one character, got \"" + s + "\"");
+  int len;
+  return utf8_decode(s, 0, len);
+}
+
+}  // namespace
+
+const char* const kByteLevelPattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+Result<std::unique_ptr<PreTokenizer>> load_pre_tokenizer(const JsonCtx& c) {
+  if (!c.j.is_object()) return c.err("expected an object");
+  GB_ASSIGN_OR_RETURN(std::string type, get_string(c, "type", std::nullopt));
+  if (type == "ByteLevel") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"add_prefix_space", "trim_offsets", "use_regex"}));
+    auto p = std::make_unique<ByteLevelPre>();
+    GB_ASSIGN_OR_RETURN(p->add_prefix_space, get_bool(c, "add_prefix_space", true));
+    GB_ASSIGN_OR_RETURN(p->use_regex, get_bool(c, "use_regex", true));
+    GB_ASSIGN_OR_RETURN(bool trim, get_bool(c, "trim_offsets", true));
+    (void)trim;  // only meaningful for the post-processor
+    GB_ASSIGN_OR_RETURN(p->re, Regex::compile(kByteLevelPattern));
+    return std::unique_ptr<PreTokenizer>(std::move(p));
+  }
+  if (type == "Split") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"pattern", "behavior", "invert"}));
+    auto p = std::make_unique<SplitPre>();
+    GB_ASSIGN_OR_RETURN(p->pattern, get_pattern(c.at("pattern")));
+    GB_ASSIGN_OR_RETURN(p->behavior, parse_behavior(c.at("behavior")));
+    GB_ASSIGN_OR_RETURN(p->invert_, get_bool(c, "invert", false));
+    return std::unique_ptr<PreTokenizer>(std::move(p));
+  }
+  if (type == "Metaspace") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"replacement", "prepend_scheme", "split", "add_prefix_space", "str_rep"}));
+    auto p = std::make_unique<MetaspacePre>();
+    GB_ASSIGN_OR_RETURN(p->replacement, get_char(c, "replacement", std::nullopt));
+    p->rep.clear();
+    utf8_append(p->rep, p->replacement);
+    GB_ASSIGN_OR_RETURN(p->split, get_bool(c, "split", true));
+    JsonCtx ps = c.at("prepend_scheme");
+    if (!ps.j.is_null()) {
+      GB_ASSIGN_OR_RETURN(std::string s, get_string(c, "prepend_scheme", std::nullopt));
+      if (s == "always") p->scheme = MetaspacePre::Scheme::kAlways;
+      else if (s == "first") p->scheme = MetaspacePre::Scheme::kFirst;
+      else if (s == "never") p->scheme = MetaspacePre::Scheme::kNever;
+      else return ps.err("unknown \"" + s + "\"");
+    } else {
+      GB_ASSIGN_OR_RETURN(bool aps, get_bool(c, "add_prefix_space", true));
+      p->scheme = aps ? MetaspacePre::Scheme::kAlways : MetaspacePre::Scheme::kNever;
+    }
+    return std::unique_ptr<PreTokenizer>(std::move(p));
+  }
+  if (type == "BertPreTokenizer") {
+    GB_RETURN_IF_ERROR(check_fields(c, {}));
+    return std::unique_ptr<PreTokenizer>(std::make_unique<BertPre>());
+  }
+  if (type == "Whitespace") {
+    GB_RETURN_IF_ERROR(check_fields(c, {}));
+    auto p = std::make_unique<WhitespacePre>();
+    GB_ASSIGN_OR_RETURN(p->re, Regex::compile(R"(\w+|[^\w\s]+)"));
+    return std::unique_ptr<PreTokenizer>(std::move(p));
+  }
+  if (type == "WhitespaceSplit") {
+    GB_RETURN_IF_ERROR(check_fields(c, {}));
+    return std::unique_ptr<PreTokenizer>(std::make_unique<WhitespaceSplitPre>());
+  }
+  if (type == "Punctuation") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"behavior"}));
+    auto p = std::make_unique<PunctuationPre>();
+    if (!c.at("behavior").j.is_null()) {
+      GB_ASSIGN_OR_RETURN(p->behavior, parse_behavior(c.at("behavior")));
+    }
+    return std::unique_ptr<PreTokenizer>(std::move(p));
+  }
+  if (type == "Digits") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"individual_digits"}));
+    auto p = std::make_unique<DigitsPre>();
+    GB_ASSIGN_OR_RETURN(p->individual, get_bool(c, "individual_digits", false));
+    return std::unique_ptr<PreTokenizer>(std::move(p));
+  }
+  if (type == "CharDelimiterSplit") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"delimiter"}));
+    auto p = std::make_unique<CharDelimiterPre>();
+    GB_ASSIGN_OR_RETURN(p->delim, get_char(c, "delimiter", std::nullopt));
+    return std::unique_ptr<PreTokenizer>(std::move(p));
+  }
+  if (type == "FixedLength") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"length"}));
+    auto p = std::make_unique<FixedLengthPre>();
+    GB_ASSIGN_OR_RETURN(std::int64_t len, get_int(c, "length", 5));
+    if (len <= 0) return c.at("length").err("must be > 0, got " + std::to_string(len));
+    p->length = static_cast<std::size_t>(len);
+    return std::unique_ptr<PreTokenizer>(std::move(p));
+  }
+  if (type == "Sequence") {
+    GB_RETURN_IF_ERROR(check_fields(c, {"pretokenizers"}));
+    JsonCtx arr = c.at("pretokenizers");
+    if (!arr.j.is_array()) return arr.err("expected an array");
+    auto p = std::make_unique<SequencePre>();
+    for (std::size_t i = 0; i < arr.j.size(); ++i) {
+      GB_ASSIGN_OR_RETURN(auto item, load_pre_tokenizer(arr.at(i)));
+      p->items.push_back(std::move(item));
+    }
+    return std::unique_ptr<PreTokenizer>(std::move(p));
+  }
+  if (type == "UnicodeScripts") {
+    return c.at("type").err("\"UnicodeScripts\" is not implemented yet");
+  }
+  return c.at("type").err("unknown \"" + type + "\"");
+}
+
+}  // namespace glassbox::tok
