@@ -40,6 +40,20 @@ inline Result<std::vector<int64_t>> read_ints(const ComputeContext& ctx, const T
   return out;
 }
 
+// Validates indices against a dim of size n: [-n, n-1] (negative counts from the
+// back) and normalizes them to [0, n). Anything else is an error naming the index.
+inline Status normalize_indices(const ComputeContext& ctx, std::vector<int64_t>& idx, int64_t n, const std::string& what) {
+  for (size_t j = 0; j < idx.size(); ++j) {
+    if (idx[j] < -n || idx[j] >= n)
+      return node_error(ctx, ErrorCode::kInvalidArgument,
+                        "index " + std::to_string(idx[j]) + " (indices element " + std::to_string(j) +
+                            ") is out of range for " + what + " of size " + std::to_string(n),
+                        "indices must lie in [" + std::to_string(-n) + ", " + std::to_string(n - 1) + "]");
+    if (idx[j] < 0) idx[j] += n;
+  }
+  return Status::ok_status();
+}
+
 // Maps axis in [-rank, rank-1] to [0, rank-1].
 inline Result<int64_t> norm_axis(const ComputeContext* ctx, int64_t axis, int64_t rank, const char* what = "axis") {
   if (axis < -rank || axis >= rank) {

@@ -1,0 +1,48 @@
+// Convolution and transposed convolution (float32, NC + 1..3 spatial dims).
+// Reference loops for tests; oneDNN primitives (cached per shape, weights
+// reordered once) for speed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace glassbox::kernels {
+
+struct ConvGeometry {
+  int spatial = 2;              // number of spatial dims (1..3)
+  int64_t n = 1;                // batch
+  int64_t c_in = 1, c_out = 1;  // channels (totals, not per group)
+  int64_t group = 1;
+  int64_t in[3] = {1, 1, 1};    // input spatial dims
+  int64_t out[3] = {1, 1, 1};   // output spatial dims
+  int64_t kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1};
+  int64_t dilation[3] = {1, 1, 1};
+  int64_t pad_begin[3] = {0, 0, 0};
+  int64_t pad_end[3] = {0, 0, 0};
+};
+
+// Conv: x [n, c_in, in...], w [c_out, c_in/group, kernel...], b [c_out] or nullptr -> y [n, c_out, out...].
+void conv_f32_reference(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y);
+// ConvTranspose: x [n, c_in, in...], w [c_in, c_out/group, kernel...], b [c_out] or nullptr -> y [n, c_out, out...].
+// out[i] must equal stride*(in-1) + output_padding + (k-1)*dil + 1 - pad_begin - pad_end.
+void conv_transpose_f32_reference(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y);
+
+// A oneDNN convolution (or deconvolution) for one geometry and one weight
+// tensor. Weights/bias are reordered into oneDNN's preferred layout at
+// creation; run() is thread-safe.
+class DnnlConv {
+ public:
+  // nullptr when oneDNN cannot create the primitive (the caller falls back to the reference).
+  static std::unique_ptr<DnnlConv> create(const ConvGeometry& g, bool transposed, const float* w, const float* b);
+  ~DnnlConv();
+  void run(const float* x, float* y) const;
+
+ private:
+  struct Impl;
+  explicit DnnlConv(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace glassbox::kernels
