@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds glassbox with ASan+UBSan (-Werror) and runs every test suite with ctest.
+# Needs scripts/setup.sh --peers to have run once. Build dir: build-test/.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+build="${GLASSBOX_TEST_BUILD_DIR:-build-test}"
+sanitize="${GLASSBOX_TEST_SANITIZE-address,undefined}"
+jobs="$(nproc)"
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLASSBOX_WERROR=ON \
+  -DGLASSBOX_SANITIZE="$sanitize" >/dev/null
+ninja -C "$build" -j "$jobs"
+# Test models are produced by the real torch.onnx exporter, never committed.
+/usr/bin/python3 scripts/make_test_models.py >/dev/null 2>&1 || /usr/bin/python3 scripts/make_test_models.py
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+ctest --test-dir "$build" --output-on-failure -j "$jobs"
