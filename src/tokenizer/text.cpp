@@ -297,7 +297,7 @@ void lowercase(NStr& ns) {
 
 // Normalizes chunk by chunk (a chunk ends before each normalization boundary). For a
 // chunk of k chars giving m chars: the first min(k,m) outputs replace inputs in order,
-// extra outputs are insertions, and missing ones are removals charged to the last output.
+// extra outputs are insertions, and missing ones are removals charged to the first output.
 void normalize_form(NStr& ns, NormForm form) {
   if (norm_is_inert_ascii(ns.norm)) return;
   std::u32string chars = to_u32(ns.norm);
@@ -319,7 +319,7 @@ void normalize_form(NStr& ns, NormForm form) {
     } else {
       for (std::size_t t = 0; t < m; ++t) {
         int ch = t < k ? 0 : 1;
-        if (t == m - 1 && k > m) ch = -static_cast<int>(k - m);
+        if (t == 0 && k > m) ch = -static_cast<int>(k - m);  // composition: removals go to the first output
         dest.push_back({outc[t], ch});
       }
     }
