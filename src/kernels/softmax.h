@@ -1,0 +1,18 @@
+// Softmax family over the middle axis of an [outer, n, inner] view.
+// opset < 13 coerces to 2-D ([outer, n * ...] with inner = 1); opset 13+ uses
+// the axis alone. Max-subtraction keeps exp in range.
+#pragma once
+
+#include <cstdint>
+
+namespace glassbox::kernels {
+
+enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
+
+// Rows [begin, end) of outer * inner rows; row r reads x[o, 0..n, i].
+void softmax_f32(const float* x, float* y, int64_t n, int64_t inner, int64_t begin, int64_t end, SoftmaxKind kind);
+
+// Scalar reference (double accumulation), for tests.
+void softmax_f32_reference(const float* x, float* y, int64_t outer, int64_t n, int64_t inner, SoftmaxKind kind);
+
+}  // namespace glassbox::kernels

@@ -1,0 +1,214 @@
+// Einsum (opset 12+), float32, one or two operands, explicit ("ij,jk->ik") or
+// implicit output. Two operands: letters are classed as batch (A, B, out),
+// M (A, out), N (B, out), K (A, B); letters in one operand only and not in the
+// output are summed first. Each operand is gathered into [batch, M, K] /
+// [batch, K, N] (no copy when already in that order), multiplied with one
+// batched GEMM (kernels/gemm.h), and the result permuted to the output order.
+// Not implemented (refused at load): ellipsis, repeated letters in one operand
+// (diagonals), more than two operands.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm.h"
+#include "ops/attr_util.h"
+#include "ops/elementwise.h"
+
+namespace glassbox::ops {
+namespace {
+
+struct Equation {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+Result<Equation> parse(const std::string& eq) {
+  Equation e;
+  std::string s;
+  for (char c : eq)
+    if (c != ' ') s += c;
+  const auto arrow = s.find("->");
+  const std::string lhs = s.substr(0, arrow);
+  size_t start = 0;
+  while (true) {
+    const size_t comma = lhs.find(',', start);
+    e.inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  auto bad = [&](const std::string& why) {
+    return make_error(ErrorCode::kUnsupported, "Einsum equation '" + eq + "': " + why, {},
+                      "rewrite the einsum as MatMul/Transpose/ReduceSum when exporting");
+  };
+  if (s.find("...") != std::string::npos) return bad("ellipsis is not implemented");
+  if (e.inputs.size() > 2) return bad("more than two operands is not implemented");
+  for (const auto& in : e.inputs) {
+    for (char c : in)
+      if (!std::isalpha(static_cast<unsigned char>(c))) return bad(std::string("unexpected character '") + c + "'");
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in.find(in[i], i + 1) != std::string::npos) return bad("repeated letter (diagonal) is not implemented");
+  }
+  if (arrow != std::string::npos) {
+    e.output = s.substr(arrow + 2);
+  } else {  // implicit: letters that appear exactly once, alphabetically
+    std::string all;
+    for (const auto& in : e.inputs) all += in;
+    for (char c = 'A'; c <= 'z'; ++c)
+      if (std::count(all.begin(), all.end(), c) == 1) e.output += c;
+  }
+  return e;
+}
+
+// Gathers tensor x (letters `from`, dims) into letter order `to`, summing
+// letters of `from` missing from `to`. dims_of maps letters to sizes.
+void gather_sum(const float* x, const std::string& from, const std::vector<int64_t>& dims, const std::string& to,
+                const std::array<int64_t, 128>& size_of, float* y) {
+  int64_t out_n = 1;
+  for (char c : to) out_n *= size_of[static_cast<unsigned char>(c)];
+  std::fill(y, y + out_n, 0.f);
+  // Stride in y of each letter of `from` (0 when summed away).
+  std::vector<int64_t> ystride(from.size(), 0);
+  for (size_t i = 0; i < from.size(); ++i) {
+    int64_t s = 1;
+    const size_t pos = to.find(from[i]);
+    if (pos == std::string::npos) continue;
+    for (size_t j = pos + 1; j < to.size(); ++j) s *= size_of[static_cast<unsigned char>(to[j])];
+    ystride[i] = s;
+  }
+  int64_t n = 1;
+  for (auto d : dims) n *= d;
+  std::vector<int64_t> idx(dims.size(), 0);
+  int64_t yo = 0;
+  for (int64_t e = 0; e < n; ++e) {
+    y[yo] += x[e];
+    for (size_t d = dims.size(); d-- > 0;) {
+      yo += ystride[d];
+      if (++idx[d] < dims[d]) break;
+      yo -= dims[d] * ystride[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+class EinsumOp final : public Op {
+ public:
+  explicit EinsumOp(Equation e) : e_(std::move(e)) {}
+
+  Status compute(ComputeContext& ctx) const override {
+    std::array<int64_t, 128> size_of{};
+    size_of.fill(-1);
+    std::vector<const Tensor*> ins;
+    for (size_t i = 0; i < e_.inputs.size(); ++i) {
+      GB_ASSIGN_OR_RETURN(const Tensor* t, require_input(ctx, i, "Inputs"));
+      if (t->dtype() != DataType::kFloat32)
+        return op_error(ctx, ErrorCode::kUnsupported, std::string("Einsum supports float32 only, got ") +
+                                                          dtype_name(t->dtype()));
+      if (t->rank() != static_cast<int64_t>(e_.inputs[i].size()))
+        return op_error(ctx, ErrorCode::kInvalidArgument,
+                        "operand " + std::to_string(i) + " has rank " + std::to_string(t->rank()) + " but term '" +
+                            e_.inputs[i] + "' has " + std::to_string(e_.inputs[i].size()) + " letters");
+      for (size_t d = 0; d < e_.inputs[i].size(); ++d) {
+        int64_t& s = size_of[static_cast<unsigned char>(e_.inputs[i][d])];
+        const int64_t dim = t->shape()[d];
+        if (s == -1 || s == 1) s = dim;
+        else if (dim != s && dim != 1)
+          return op_error(ctx, ErrorCode::kInvalidArgument,
+                          std::string("letter '") + e_.inputs[i][d] + "' has sizes " + std::to_string(s) + " and " +
+                              std::to_string(dim));
+      }
+      ins.push_back(t);
+    }
+    Shape out_shape;
+    for (char c : e_.output) {
+      if (size_of[static_cast<unsigned char>(c)] < 0)
+        return op_error(ctx, ErrorCode::kInvalidArgument, std::string("output letter '") + c + "' is in no input");
+      out_shape.push_back(size_of[static_cast<unsigned char>(c)]);
+    }
+    for (size_t i = 0; i < ins.size(); ++i)
+      for (size_t d = 0; d < e_.inputs[i].size(); ++d)
+        if (ins[i]->shape()[d] != size_of[static_cast<unsigned char>(e_.inputs[i][d])])
+          return op_error(ctx, ErrorCode::kUnsupported, "broadcasting a size-1 letter is not implemented");
+    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, out_shape));
+    if (ins.size() == 1) {
+      gather_sum(ins[0]->data<float>(), e_.inputs[0], ins[0]->shape(), e_.output, size_of, y->mutable_data<float>());
+      return {};
+    }
+    const std::string& a = e_.inputs[0];
+    const std::string& b = e_.inputs[1];
+    const std::string& o = e_.output;
+    std::string batch, m, n, k;
+    for (char c : a) {
+      const bool in_b = b.find(c) != std::string::npos, in_o = o.find(c) != std::string::npos;
+      if (in_b && in_o) batch += c;
+      else if (in_o) m += c;
+      else if (in_b) k += c;
+    }
+    for (char c : b)
+      if (a.find(c) == std::string::npos && o.find(c) != std::string::npos) n += c;
+    auto count = [&](const std::string& ls) {
+      int64_t p = 1;
+      for (char c : ls) p *= size_of[static_cast<unsigned char>(c)];
+      return p;
+    };
+    const int64_t NB = count(batch), M = count(m), N = count(n), K = count(k);
+    // Gather operands unless already in [batch, M, K] / [batch, K, N] order.
+    auto prepare = [&](const Tensor& t, const std::string& from, const std::string& to, Tensor& scratch)
+        -> Result<const float*> {
+      if (from == to) return t.data<float>();
+      GB_ASSIGN_OR_RETURN(scratch, ctx.allocate_scratch(DataType::kFloat32, {std::max<int64_t>(1, count(to))}));
+      gather_sum(t.data<float>(), from, t.shape(), to, size_of, scratch.mutable_data<float>());
+      return static_cast<const float*>(scratch.data<float>());
+    };
+    Tensor sa, sb, sc;
+    // B may be used as [batch, N, K] (trans_b) when that is its natural order.
+    const bool b_trans = (b == batch + n + k) && b != batch + k + n;
+    GB_ASSIGN_OR_RETURN(const float* pa, prepare(*ins[0], a, batch + m + k, sa));
+    GB_ASSIGN_OR_RETURN(const float* pb, prepare(*ins[1], b, b_trans ? batch + n + k : batch + k + n, sb));
+    const std::string prod_order = batch + m + n;
+    float* pc = y->mutable_data<float>();
+    if (prod_order != o) {
+      GB_ASSIGN_OR_RETURN(sc, ctx.allocate_scratch(DataType::kFloat32, {std::max<int64_t>(1, NB * M * N)}));
+      pc = sc.mutable_data<float>();
+    }
+    kernels::GemmDesc d;
+    d.batch = NB;
+    d.M = M;
+    d.N = N;
+    d.K = K;
+    d.trans_b = b_trans;
+    d.lda = K;
+    d.ldb = b_trans ? K : N;
+    d.ldc = N;
+    d.stride_a = M * K;
+    d.stride_b = K * N;
+    d.stride_c = M * N;
+    kernels::gemm_f32(d, pa, pb, pc, ctx.pool().size());
+    if (prod_order != o) {
+      std::vector<int64_t> dims;
+      for (char c : prod_order) dims.push_back(size_of[static_cast<unsigned char>(c)]);
+      gather_sum(pc, prod_order, dims, o, size_of, y->mutable_data<float>());
+    }
+    return {};
+  }
+
+ private:
+  Equation e_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Op>> create_Einsum(const graph::Node& node, int64_t) {
+  GB_RETURN_IF_ERROR(check_known_attrs(node, {"equation"}));
+  GB_ASSIGN_OR_RETURN(std::string eq, attr_string(node, "equation", ""));
+  GB_ASSIGN_OR_RETURN(Equation e, parse(eq));
+  if (e.inputs.size() != node.inputs.size())
+    return make_error(ErrorCode::kInvalidModel, "Einsum equation '" + eq + "' has " + std::to_string(e.inputs.size()) +
+                                                    " terms but the node has " + std::to_string(node.inputs.size()) +
+                                                    " inputs");
+  return std::unique_ptr<Op>(new EinsumOp(std::move(e)));
+}
+
+}  // namespace glassbox::ops

@@ -1,0 +1,109 @@
+// MatMul: numpy matmul semantics. Rank-1 operands are promoted ([K] -> [1, K]
+// for A, [K, 1] for B) and the promoted dim removed from the output; batch dims
+// broadcast. float32 only (kernels/gemm.h on oneDNN); other dtypes are refused.
+// Layouts: B without batch (linear layers) folds A's batch into M: one GEMM.
+// Equal batches: one batched GEMM. Otherwise one GEMM per output matrix.
+#include <algorithm>
+#include <vector>
+
+#include "kernels/gemm.h"
+#include "ops/attr_util.h"
+#include "ops/elementwise.h"
+
+namespace glassbox::ops {
+namespace {
+
+int64_t product(const Shape& s, size_t begin, size_t end) {
+  int64_t n = 1;
+  for (size_t i = begin; i < end; ++i) n *= s[i];
+  return n;
+}
+
+class MatMulOp final : public Op {
+ public:
+  Status compute(ComputeContext& ctx) const override {
+    GB_ASSIGN_OR_RETURN(const Tensor* a, require_input(ctx, 0, "A"));
+    GB_ASSIGN_OR_RETURN(const Tensor* b, require_input(ctx, 1, "B"));
+    if (a->dtype() != DataType::kFloat32 || b->dtype() != DataType::kFloat32)
+      return op_error(ctx, ErrorCode::kUnsupported,
+                      std::string("MatMul supports float32 only, got ") + dtype_name(a->dtype()) + " x " +
+                          dtype_name(b->dtype()),
+                      "cast the inputs to float32");
+    if (a->rank() == 0 || b->rank() == 0)
+      return op_error(ctx, ErrorCode::kInvalidArgument, "MatMul inputs must have rank >= 1");
+    Shape sa = a->shape(), sb = b->shape();
+    const bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
+    if (a_vec) sa.insert(sa.begin(), 1);
+    if (b_vec) sb.push_back(1);
+    const int64_t M = sa[sa.size() - 2], K = sa.back(), N = sb.back();
+    if (sb[sb.size() - 2] != K)
+      return op_error(ctx, ErrorCode::kInvalidArgument,
+                      "MatMul inner dimensions differ: A " + shape_to_string(a->shape()) + " x B " +
+                          shape_to_string(b->shape()));
+    const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+    GB_ASSIGN_OR_RETURN(Shape batch, broadcast_shapes(batch_a, batch_b));
+    Shape out_shape = batch;
+    if (!a_vec) out_shape.push_back(M);
+    if (!b_vec) out_shape.push_back(N);
+    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, out_shape));
+    const int64_t nb = product(batch, 0, batch.size());
+    const int64_t nba = product(batch_a, 0, batch_a.size()), nbb = product(batch_b, 0, batch_b.size());
+    const float* pa = a->data<float>();
+    const float* pb = b->data<float>();
+    float* py = y->mutable_data<float>();
+    const int threads = ctx.pool().size();
+    kernels::GemmDesc d;
+    d.N = N;
+    d.K = K;
+    d.lda = K;
+    d.ldb = N;
+    d.ldc = N;
+    if (nbb == 1) {  // shared B: fold batch into rows
+      d.M = nba * M;
+      kernels::gemm_f32(d, pa, pb, py, threads);
+      return {};
+    }
+    d.M = M;
+    if (nba == nb && nbb == nb) {
+      d.batch = nb;
+      d.stride_a = M * K;
+      d.stride_b = K * N;
+      d.stride_c = M * N;
+      kernels::gemm_f32(d, pa, pb, py, threads);
+      return {};
+    }
+    // General broadcast: map each output batch index to A's and B's.
+    const size_t r = batch.size();
+    const Shape ba = padded(batch_a, r), bb = padded(batch_b, r);
+    std::vector<int64_t> idx(r, 0);
+    for (int64_t n = 0; n < nb; ++n) {
+      int64_t oa = 0, ob = 0;
+      for (size_t i = 0; i < r; ++i) {
+        oa = oa * ba[i] + (ba[i] == 1 ? 0 : idx[i]);
+        ob = ob * bb[i] + (bb[i] == 1 ? 0 : idx[i]);
+      }
+      kernels::gemm_f32(d, pa + oa * M * K, pb + ob * K * N, py + n * M * N, threads);
+      for (size_t i = r; i-- > 0;) {
+        if (++idx[i] < batch[i]) break;
+        idx[i] = 0;
+      }
+    }
+    return {};
+  }
+
+ private:
+  static Shape padded(const Shape& s, size_t rank) {
+    Shape p(rank - s.size(), 1);
+    p.insert(p.end(), s.begin(), s.end());
+    return p;
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Op>> create_MatMul(const graph::Node& node, int64_t) {
+  GB_RETURN_IF_ERROR(check_known_attrs(node, {}));
+  return std::unique_ptr<Op>(new MatMulOp());
+}
+
+}  // namespace glassbox::ops
