@@ -1,0 +1,136 @@
+// glassbox's inference session: load an ONNX model, optimize it with named
+// passes, plan memory per input-shape signature, execute node by node on a
+// fixed thread pool, and let an observer see every node.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "glassbox/error.h"
+#include "glassbox/tensor.h"
+
+namespace glassbox {
+
+// Number of physical CPU cores (hyperthread siblings counted once); >= 1.
+int physical_core_count();
+
+// Every setting of a Session. Each field: default, then why.
+struct SessionOptions {
+  // Intra-op threads. 0 = physical_core_count(): hyperthread siblings share the FPUs
+  // that GEMM and elementwise kernels saturate, so more threads only add contention.
+  int threads = 0;
+  // 0 = run the graph exactly as written; 1 = identity removal, dead-node elimination,
+  // constant folding; 2 = 1 + shape-subgraph folding once input shapes are known.
+  // Default 2: every pass is checked against level 0 by the test suite.
+  int opt_level = 2;
+  // Passes to skip by name (see graph_pass_names()), e.g. {"constant_folding"}:
+  // lets a user bisect a wrong result to one rewrite.
+  std::vector<std::string> disabled_passes;
+  // Bytes the tensors of one run may occupy at once (outputs, intermediates, scratch).
+  // 16 GiB: above BERT-large at batch 32 (~4 GiB), far below shape bombs (10^12 elements).
+  int64_t memory_limit_bytes = int64_t{16} << 30;
+  // Constant folding only materializes results up to this many bytes each: folding
+  // a huge ConstantOfShape would trade a cheap node for resident memory.
+  int64_t max_folded_constant_bytes = int64_t{1} << 20;
+  // Distinct input-shape signatures whose optimized graph + memory plan are kept.
+  // 16: covers a server's handful of padded lengths; older plans are evicted (LRU).
+  int plan_cache_size = 16;
+  // Use a static memory plan (one arena per run, offsets from tensor lifetimes) once a
+  // shape signature has run once; false = every tensor is its own heap allocation.
+  bool use_memory_plan = true;
+  // Print each pass's changes to stderr when loading (the changes are always kept in
+  // Session::pass_log()); off by default so `run` output stays clean.
+  bool log_passes = false;
+};
+
+// What an observer sees after each node ran.
+struct NodeEvent {
+  size_t index = 0;                  // position in execution order
+  const std::string& node_name;
+  const std::string& op_type;
+  std::span<const std::string> input_names;
+  std::span<const Tensor* const> inputs;  // nullptr for absent optional inputs
+  std::span<const std::string> output_names;
+  std::span<const Tensor* const> outputs;
+  std::chrono::nanoseconds elapsed;  // time spent in the op's compute
+};
+
+// Called after every node; a non-ok Status stops the run with that error (used by
+// --check-numerics). With no observer attached the executor neither times nodes
+// nor builds events: it costs nothing.
+using NodeObserver = std::function<Status(const NodeEvent&)>;
+
+// Declared input or output of the model.
+struct TensorSpec {
+  std::string name;
+  DataType dtype = DataType::kUndefined;
+  bool has_shape = false;             // false: rank unknown
+  std::vector<int64_t> dims;          // -1 for a symbolic / unknown dim
+  std::vector<std::string> symbols;   // dim_param per dim ("" when none)
+  std::string to_string() const;      // "input_ids: int64[batch, sequence]"
+};
+
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+// One line of what a graph pass changed.
+struct PassLogEntry {
+  std::string pass;
+  std::string message;
+};
+
+struct RunStats {
+  std::chrono::nanoseconds elapsed{0};
+  int64_t arena_bytes = 0;     // 0 when the run used no memory plan
+  bool used_memory_plan = false;
+  int64_t peak_bytes = 0;      // most bytes live at once during the run
+};
+
+class SessionImpl;
+
+class Session {
+ public:
+  // Loads, validates (every op supported at the model's opset) and optimizes MODEL.onnx.
+  static Result<Session> load(const std::string& path, const SessionOptions& options = {});
+
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
+
+  const std::vector<TensorSpec>& inputs() const;
+  const std::vector<TensorSpec>& outputs() const;
+  const SessionOptions& options() const;  // with threads resolved
+  const std::vector<PassLogEntry>& pass_log() const;
+  size_t node_count() const;  // after load-time passes
+
+  // Runs the model. Inputs are matched by name; every model input must be given,
+  // with the declared dtype, rank and fixed dims. Outputs come back in model
+  // order, in storage the caller owns (never shared with inputs, initializers or
+  // the arena of a later run). Thread-safe: runs may overlap.
+  Result<std::vector<NamedTensor>> run(const std::vector<NamedTensor>& inputs, RunStats* stats = nullptr) const;
+
+  // Attaches (or with nullptr detaches) the per-node observer. Not thread-safe
+  // with respect to run(): attach before running.
+  void set_observer(NodeObserver observer);
+
+ private:
+  explicit Session(std::unique_ptr<SessionImpl> impl);
+  std::unique_ptr<SessionImpl> impl_;
+};
+
+// Names of the graph passes, in the order they run, with their opt level.
+struct GraphPassInfo {
+  const char* name;
+  int level;
+  const char* what;
+};
+std::span<const GraphPassInfo> graph_pass_names();
+
+}  // namespace glassbox

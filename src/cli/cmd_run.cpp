@@ -1,0 +1,94 @@
+// glassbox run MODEL.onnx --input NAME=FILE ... [--output-dir DIR] [--threads N]
+//   [--opt-level 0|1|2] [--check-numerics] [--disable-pass NAME] [--memory-limit BYTES]
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/cli_common.h"
+#include "glassbox/session.h"
+#include "runtime/numerics.h"
+#include "runtime/tensor_io.h"
+
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string output_dir = ".";
+  int threads = 0;
+  int opt_level = glassbox::SessionOptions{}.opt_level;
+  bool check_numerics = false;
+  std::vector<std::string> disabled_passes;
+  int64_t memory_limit = glassbox::SessionOptions{}.memory_limit_bytes;
+  bool log_passes = false;
+};
+
+void run_command(const RunArgs& a) {
+  using namespace glassbox;
+  SessionOptions opts;
+  opts.threads = a.threads;
+  opts.opt_level = a.opt_level;
+  opts.disabled_passes = a.disabled_passes;
+  opts.memory_limit_bytes = a.memory_limit;
+  opts.log_passes = a.log_passes;
+  auto session = Session::load(a.model, opts);
+  if (!session.ok()) cli::fail("run", session.error());
+  if (a.check_numerics) session->set_observer(runtime::make_numerics_checker());
+  std::vector<NamedTensor> inputs;
+  for (const auto& spec : a.inputs) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      cli::fail("run", make_error(ErrorCode::kInvalidArgument, "--input '" + spec + "' is not NAME=FILE"));
+    const std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+    auto t = runtime::read_tensor_file(file);
+    if (!t.ok()) cli::fail("run", std::move(t).take_error().with_where("--input " + name));
+    inputs.push_back({name, std::move(t->tensor)});
+  }
+  RunStats stats;
+  auto outs = session->run(inputs, &stats);
+  if (!outs.ok()) cli::fail("run", outs.error());
+  std::error_code ec;
+  std::filesystem::create_directories(a.output_dir, ec);
+  nlohmann::json summary;
+  summary["model"] = a.model;
+  summary["outputs"] = nlohmann::json::array();
+  for (size_t i = 0; i < outs->size(); ++i) {
+    const auto& o = (*outs)[i];
+    const std::string base = (std::filesystem::path(a.output_dir) / ("output_" + std::to_string(i))).string();
+    Status s = runtime::write_tensor_pb(base + ".pb", o.tensor, o.name);
+    if (!s.ok()) cli::fail("run", s.error());
+    nlohmann::json entry = {{"name", o.name}, {"dtype", dtype_name(o.tensor.dtype())}, {"shape", o.tensor.shape()},
+                            {"pb", base + ".pb"}};
+    if (!runtime::npy_descr(o.tensor.dtype()).empty()) {
+      s = runtime::write_npy(base + ".npy", o.tensor);
+      if (!s.ok()) cli::fail("run", s.error());
+      entry["npy"] = base + ".npy";
+    }
+    summary["outputs"].push_back(entry);
+  }
+  summary["time_ms"] = static_cast<double>(stats.elapsed.count()) / 1e6;
+  summary["threads"] = session->options().threads;
+  summary["opt_level"] = session->options().opt_level;
+  summary["nodes"] = session->node_count();
+  summary["peak_bytes"] = stats.peak_bytes;
+  std::cout << summary.dump(2) << "\n";
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "Run an ONNX model on input tensors (.pb or .npy) and write its outputs");
+  auto a = std::make_shared<RunArgs>();
+  cmd->add_option("model", a->model, "ONNX model file")->required();
+  cmd->add_option("--input", a->inputs, "NAME=FILE: a model input from an ONNX TensorProto (.pb) or NumPy (.npy) file; repeat per input");
+  cmd->add_option("--output-dir", a->output_dir, "where output_<i>.pb and output_<i>.npy are written (default: current directory)");
+  cmd->add_option("--threads", a->threads, "intra-op threads (default 0 = physical cores)");
+  cmd->add_option("--opt-level", a->opt_level, "0 = run the graph exactly as written, 1 = fold/remove, 2 = 1 + shape folding (default 2)")
+      ->check(CLI::Range(0, 2));
+  cmd->add_flag("--check-numerics", a->check_numerics, "stop at the first node that produces NaN/Inf and name it");
+  cmd->add_option("--disable-pass", a->disabled_passes, "skip a graph pass by name (repeatable); see `glassbox ops --passes`");
+  cmd->add_option("--memory-limit", a->memory_limit, "bytes the tensors of one run may occupy at once (default 16 GiB)");
+  cmd->add_flag("--log-passes", a->log_passes, "print what each graph pass changed to stderr");
+  cmd->callback([a] { run_command(*a); });
+}

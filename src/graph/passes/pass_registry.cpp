@@ -1,0 +1,68 @@
+// The ordered list of graph passes and the helpers they share.
+#include "graph/passes/passes.h"
+
+namespace glassbox::graph::passes {
+namespace {
+
+// Order matters: Identity removal exposes chains, shape folding turns Shape nodes
+// into constants that constant folding then propagates, and dead-node
+// elimination sweeps whatever the folds left without consumers.
+constexpr PassEntry kPasses[] = {
+    {"identity_removal", 1, "removes Identity nodes, rewiring consumers to the Identity's input", &identity_removal},
+    {"shape_folding", 2, "replaces Shape/Size of values whose shape is known (statically or from the run's input shapes) by constants", &shape_folding},
+    {"constant_folding", 1, "evaluates nodes whose inputs are all constants once, at load, and stores the results as initializers", &constant_folding},
+    {"dead_node_elimination", 1, "removes nodes none of whose outputs reach a graph output", &dead_node_elimination},
+};
+
+void collect_graph_names(const Graph& g, std::set<std::string>& used) {
+  for (const auto& n : g.nodes) collect_used_names(n, used);
+  for (const auto& o : g.outputs) used.insert(o.name);
+}
+
+}  // namespace
+
+std::span<const PassEntry> all_passes() { return kPasses; }
+
+bool is_pass_name(const std::string& name) {
+  for (const auto& p : kPasses)
+    if (name == p.name) return true;
+  return false;
+}
+
+bool node_has_subgraph(const Node& node) {
+  for (const auto& [k, a] : node.attributes)
+    if (a.g || !a.graphs.empty()) return true;
+  return false;
+}
+
+void collect_used_names(const Node& node, std::set<std::string>& used) {
+  for (const auto& in : node.inputs)
+    if (!in.empty()) used.insert(in);
+  for (const auto& [k, a] : node.attributes) {
+    if (a.g) collect_graph_names(*a.g, used);
+    for (const auto& g : a.graphs)
+      if (g) collect_graph_names(*g, used);
+  }
+}
+
+std::set<std::string> names_used_in_subgraphs(const Graph& graph) {
+  std::set<std::string> used;
+  for (const auto& n : graph.nodes)
+    for (const auto& [k, a] : n.attributes) {
+      if (a.g) collect_graph_names(*a.g, used);
+      for (const auto& g : a.graphs)
+        if (g) collect_graph_names(*g, used);
+    }
+  return used;
+}
+
+Status run_passes(Graph& graph, int opt_level, const std::set<std::string>& disabled, PassContext& ctx) {
+  for (const auto& p : kPasses) {
+    if (p.level > opt_level || disabled.count(p.name)) continue;
+    Status s = p.run(graph, ctx, p.name);
+    if (!s.ok()) return std::move(s).take_error().with_where(std::string("graph pass ") + p.name);
+  }
+  return {};
+}
+
+}  // namespace glassbox::graph::passes

@@ -1,0 +1,61 @@
+// Graph rewrite passes. Each pass is its own file in this folder, has a name
+// (switchable with --disable-pass NAME) and an opt level, and logs every change.
+// Passes never know about ops: anything that needs to execute a node (constant
+// folding) gets an evaluator from the runtime through PassContext.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "glassbox/error.h"
+#include "graph/graph.h"
+
+namespace glassbox::graph::passes {
+
+struct PassContext {
+  // Runs one node on constant inputs (nullptr = absent optional input); returns its outputs.
+  // Empty function = constant folding is skipped.
+  std::function<Result<std::vector<Tensor>>(const Node&, const std::vector<const Tensor*>&)> evaluate;
+  // Folded results larger than this stay as nodes.
+  int64_t max_folded_constant_bytes = int64_t{1} << 20;
+  // Concrete values of symbolic dims (dim_param) once the input shapes of a run are known.
+  std::map<std::string, int64_t> symbol_values;
+  // One line per change: "removed Identity 'x' (y -> x)".
+  std::vector<std::string> log;
+};
+
+using PassFn = Status (*)(Graph& graph, PassContext& ctx, const std::string& pass_name);
+
+struct PassEntry {
+  const char* name;
+  int level;         // runs when opt_level >= level
+  const char* what;  // one line for docs and --help
+  PassFn run;
+};
+
+// Every pass, in the order run_passes applies them.
+std::span<const PassEntry> all_passes();
+bool is_pass_name(const std::string& name);
+
+// Runs the passes with level <= opt_level whose names are not in `disabled`.
+Status run_passes(Graph& graph, int opt_level, const std::set<std::string>& disabled, PassContext& ctx);
+
+// Helpers shared by the passes.
+// Every value name a node consumes, including outer-scope names used inside its subgraphs.
+void collect_used_names(const Node& node, std::set<std::string>& used);
+// Names used anywhere inside subgraphs of the graph's nodes (outer-scope captures).
+std::set<std::string> names_used_in_subgraphs(const Graph& graph);
+bool node_has_subgraph(const Node& node);
+
+// The pass functions (one per file).
+Status identity_removal(Graph& graph, PassContext& ctx, const std::string& pass_name);
+Status shape_folding(Graph& graph, PassContext& ctx, const std::string& pass_name);
+Status constant_folding(Graph& graph, PassContext& ctx, const std::string& pass_name);
+Status dead_node_elimination(Graph& graph, PassContext& ctx, const std::string& pass_name);
+
+}  // namespace glassbox::graph::passes

@@ -1,0 +1,330 @@
+#include "runtime/executor.h"
+
+#include <chrono>
+#include <map>
+#include <unordered_map>
+
+namespace glassbox::runtime {
+namespace {
+
+std::string node_where(const graph::Node& n) { return "node '" + n.name + "' (" + n.op_type + ")"; }
+
+// Bytes of dtype x shape, refusing negative dims and int64 overflow before anything is allocated.
+Result<int64_t> tensor_bytes(DataType dtype, const Shape& shape) {
+  const size_t es = dtype_size(dtype);
+  if (es == 0)
+    return make_error(ErrorCode::kUnsupported, std::string("cannot allocate a tensor of dtype ") + dtype_name(dtype));
+  GB_ASSIGN_OR_RETURN(int64_t n, shape_numel(shape));
+  if (n > INT64_MAX / static_cast<int64_t>(es))
+    return make_error(ErrorCode::kLimitExceeded, "tensor " + std::string(dtype_name(dtype)) + shape_to_string(shape) +
+                                                     " has more bytes than int64 can count");
+  return n * static_cast<int64_t>(es);
+}
+
+// Per-run state shared by the compute contexts of one run.
+struct RunState {
+  const CompiledGraph* g = nullptr;
+  std::vector<Tensor> values;
+  std::vector<int64_t> owned_bytes;   // bytes counted against the budget per value (0 = alias/borrowed)
+  std::vector<uint8_t> fresh_output;  // graph output allocated in its own storage for the caller
+  std::shared_ptr<Buffer> arena;
+  const ExecuteOptions* options = nullptr;
+  int64_t live_bytes = 0;
+  int64_t peak_bytes = 0;
+  std::vector<uint8_t> is_graph_output;
+
+  Status charge(int64_t bytes, const std::string& what, const graph::Node& node) {
+    const int64_t limit = options->memory_limit_bytes;
+    if (limit > 0 && (bytes > limit || live_bytes > limit - bytes))
+      return make_error(ErrorCode::kLimitExceeded,
+                        what + " needs " + std::to_string(bytes) + " bytes; the memory limit is " +
+                            std::to_string(limit) + " bytes with " + std::to_string(live_bytes) + " already in use",
+                        node_where(node),
+                        "check the input shapes (a shape bomb?) or raise the limit (--memory-limit / "
+                        "SessionOptions::memory_limit_bytes) if the model is trusted");
+    live_bytes += bytes;
+    peak_bytes = std::max(peak_bytes, live_bytes);
+    return {};
+  }
+};
+
+class StepContext final : public ops::ComputeContext {
+ public:
+  StepContext(RunState& rs, const Step& step, ThreadPool& pool) : rs_(rs), step_(step), pool_(pool) {
+    inputs_.reserve(step.inputs.size());
+    for (int v : step.inputs) inputs_.push_back(v >= 0 && rs.values[v].defined() ? &rs.values[v] : nullptr);
+    outputs_.resize(step.outputs.size());
+  }
+  ~StepContext() override { rs_.live_bytes -= scratch_bytes_; }
+
+  size_t num_inputs() const override { return inputs_.size(); }
+  const Tensor* input(size_t i) const override { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  size_t num_outputs() const override { return step_.outputs.size(); }
+
+  Result<Tensor*> allocate_output(size_t i, DataType dtype, const Shape& shape) override {
+    if (i >= step_.outputs.size())
+      return make_error(ErrorCode::kInternal, "op allocated output " + std::to_string(i) + " but the node has " +
+                                                  std::to_string(step_.outputs.size()), node_where(*step_.node));
+    GB_ASSIGN_OR_RETURN(int64_t bytes, tensor_bytes(dtype, shape));
+    const int v = step_.outputs[i];
+    const std::string what = "output " + std::to_string(i) + " " + dtype_name(dtype) + shape_to_string(shape);
+    GB_RETURN_IF_ERROR(rs_.charge(bytes, what, *step_.node));
+    Tensor t;
+    const MemoryPlan* plan = rs_.options->plan;
+    if (v >= 0 && plan && rs_.arena && !rs_.is_graph_output[v] && plan->slots[v].offset >= 0 &&
+        bytes <= plan->slots[v].bytes) {
+      GB_ASSIGN_OR_RETURN(t, Tensor::view(dtype, shape, rs_.arena, static_cast<size_t>(plan->slots[v].offset)));
+    } else {
+      auto r = Tensor::allocate(dtype, shape);
+      if (!r.ok()) {
+        rs_.live_bytes -= bytes;
+        return std::move(r).take_error().with_where(node_where(*step_.node));
+      }
+      t = std::move(r).value();
+    }
+    if (v >= 0) {
+      rs_.live_bytes -= rs_.owned_bytes[v];  // an op re-allocating an output replaces it
+      rs_.values[v] = std::move(t);
+      rs_.owned_bytes[v] = bytes;
+      rs_.fresh_output[v] = rs_.is_graph_output[v];
+      if (rs_.options->record) {
+        auto& e = rs_.options->record->values[v];
+        e.bytes = bytes;
+        e.alias_of = -1;
+      }
+      outputs_[i] = &rs_.values[v];
+      return &rs_.values[v];
+    }
+    // Unused optional output: the op may still write it; it lives until the step ends.
+    discarded_.push_back(std::move(t));
+    scratch_bytes_ += bytes;
+    outputs_[i] = &discarded_.back();
+    return &discarded_.back();
+  }
+
+  Status alias_output(size_t i, const Tensor& view) override {
+    if (i >= step_.outputs.size())
+      return make_error(ErrorCode::kInternal, "op aliased output " + std::to_string(i) + " but the node has " +
+                                                  std::to_string(step_.outputs.size()), node_where(*step_.node));
+    const int v = step_.outputs[i];
+    if (v < 0) return {};
+    rs_.live_bytes -= rs_.owned_bytes[v];
+    rs_.owned_bytes[v] = 0;
+    rs_.values[v] = view;
+    rs_.fresh_output[v] = 0;
+    if (rs_.options->record) {
+      auto& e = rs_.options->record->values[v];
+      e.bytes = -1;
+      e.alias_of = -1;
+      // The root is the input whose storage the view shares.
+      for (size_t k = 0; k < step_.inputs.size(); ++k) {
+        const int in = step_.inputs[k];
+        if (in >= 0 && rs_.values[in].buffer() && rs_.values[in].buffer() == view.buffer()) {
+          e.alias_of = in;
+          break;
+        }
+      }
+    }
+    outputs_[i] = &rs_.values[v];
+    return {};
+  }
+
+  Result<Tensor> allocate_scratch(DataType dtype, const Shape& shape) override {
+    GB_ASSIGN_OR_RETURN(int64_t bytes, tensor_bytes(dtype, shape));
+    GB_RETURN_IF_ERROR(rs_.charge(bytes, std::string("scratch ") + dtype_name(dtype) + shape_to_string(shape), *step_.node));
+    scratch_bytes_ += bytes;
+    auto r = Tensor::allocate(dtype, shape);
+    if (!r.ok()) return std::move(r).take_error().with_where(node_where(*step_.node));
+    return r;
+  }
+
+  ThreadPool& pool() override { return pool_; }
+  const std::string& node_name() const override { return step_.node->name; }
+
+  const std::vector<const Tensor*>& inputs() const { return inputs_; }
+  const std::vector<const Tensor*>& outputs() const { return outputs_; }
+
+ private:
+  RunState& rs_;
+  const Step& step_;
+  ThreadPool& pool_;
+  std::vector<const Tensor*> inputs_;
+  std::vector<const Tensor*> outputs_;
+  std::vector<Tensor> discarded_;
+  int64_t scratch_bytes_ = 0;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t opset) {
+  auto cg = std::make_shared<CompiledGraph>();
+  cg->graph = std::move(graph);
+  const graph::Graph& g = cg->graph;
+  std::unordered_map<std::string, int> ids;
+  auto id_of = [&](const std::string& name) {
+    auto it = ids.find(name);
+    if (it != ids.end()) return it->second;
+    const int id = static_cast<int>(cg->value_names.size());
+    ids.emplace(name, id);
+    cg->value_names.push_back(name);
+    cg->constants.emplace_back();
+    cg->producer.push_back(-1);
+    cg->last_use.push_back(-1);
+    return id;
+  };
+  for (const auto& in : g.inputs) cg->input_ids.push_back(id_of(in.name));
+  for (const auto& [name, t] : g.initializers) cg->constants[id_of(name)] = t;
+  for (size_t s = 0; s < g.nodes.size(); ++s) {
+    const graph::Node& node = g.nodes[s];
+    Step step;
+    step.node = &node;
+    for (const auto& in : node.inputs) {
+      if (in.empty()) {
+        step.inputs.push_back(-1);
+        continue;
+      }
+      auto it = ids.find(in);
+      if (it == ids.end())
+        return make_error(ErrorCode::kInvalidModel, "input '" + in + "' is not produced by any earlier node, graph input or initializer",
+                          node_where(node), "re-export the model");
+      step.inputs.push_back(it->second);
+      cg->last_use[it->second] = static_cast<int>(s);
+    }
+    for (const auto& out : node.outputs) {
+      if (out.empty()) {
+        step.outputs.push_back(-1);
+        continue;
+      }
+      const int v = id_of(out);
+      if (cg->producer[v] >= 0 || cg->constants[v].defined())
+        return make_error(ErrorCode::kInvalidModel, "value '" + out + "' is produced twice", node_where(node));
+      cg->producer[v] = static_cast<int>(s);
+      step.outputs.push_back(v);
+    }
+    auto op = ops::create_op(node, opset);
+    if (!op.ok()) return std::move(op).take_error();
+    step.op = std::move(op).value();
+    cg->steps.push_back(std::move(step));
+  }
+  for (const auto& out : g.outputs) {
+    auto it = ids.find(out.name);
+    if (it == ids.end())
+      return make_error(ErrorCode::kInvalidModel, "graph output '" + out.name + "' is never produced", {}, "re-export the model");
+    cg->output_ids.push_back(it->second);
+    cg->last_use[it->second] = INT_MAX;
+  }
+  // Release each intermediate after its last reader; never-read outputs right after their producer.
+  for (size_t v = 0; v < cg->value_names.size(); ++v) {
+    if (cg->last_use[v] == INT_MAX || cg->constants[v].defined() || cg->producer[v] < 0) continue;
+    const int at = std::max(cg->last_use[v], cg->producer[v]);
+    cg->steps[at].release.push_back(static_cast<int>(v));
+  }
+  return cg;
+}
+
+Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<const Tensor*>& inputs, ThreadPool& pool,
+                                    const ExecuteOptions& options, RunStats* stats) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RunState rs;
+  rs.g = &g;
+  rs.options = &options;
+  const size_t n = g.value_names.size();
+  rs.values.resize(n);
+  rs.owned_bytes.assign(n, 0);
+  rs.fresh_output.assign(n, 0);
+  rs.is_graph_output.assign(n, 0);
+  for (int v : g.output_ids) rs.is_graph_output[v] = 1;
+  for (size_t v = 0; v < n; ++v)
+    if (g.constants[v].defined()) rs.values[v] = g.constants[v];
+  if (inputs.size() != g.input_ids.size())
+    return make_error(ErrorCode::kInternal, "executor got " + std::to_string(inputs.size()) + " inputs, graph has " +
+                                                std::to_string(g.input_ids.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) rs.values[g.input_ids[i]] = *inputs[i];
+  if (options.record) options.record->values.assign(n, {});
+  if (options.plan && options.plan->arena_bytes > 0) {
+    try {
+      rs.arena = make_owned_buffer(static_cast<size_t>(options.plan->arena_bytes));
+    } catch (const std::bad_alloc&) {
+      rs.arena = nullptr;  // fall back to one allocation per tensor
+    }
+  }
+  const bool observe = options.observer && *options.observer;
+  for (size_t s = 0; s < g.steps.size(); ++s) {
+    const Step& step = g.steps[s];
+    if (options.record)
+      for (int v : step.outputs)
+        if (v >= 0) options.record->values[v].def_step = static_cast<int>(s);
+    StepContext ctx(rs, step, pool);
+    std::chrono::steady_clock::time_point start;
+    if (observe) start = std::chrono::steady_clock::now();
+    Status st = step.op->compute(ctx);
+    if (!st.ok()) return std::move(st).take_error().with_where(node_where(*step.node));
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      const int v = step.outputs[i];
+      if (v >= 0 && !rs.values[v].defined())
+        return make_error(ErrorCode::kInternal, "op did not produce output " + std::to_string(i) + " ('" +
+                                                    g.value_names[v] + "')", node_where(*step.node));
+    }
+    if (observe) {
+      const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+      NodeEvent ev{s, step.node->name, step.node->op_type, step.node->inputs, ctx.inputs(), step.node->outputs,
+                   ctx.outputs(), elapsed};
+      Status os = (*options.observer)(ev);
+      if (!os.ok()) return std::move(os).take_error();
+    }
+    for (int v : step.release) {
+      rs.live_bytes -= rs.owned_bytes[v];
+      rs.owned_bytes[v] = 0;
+      rs.values[v] = Tensor();
+    }
+  }
+  std::vector<Tensor> outputs;
+  outputs.reserve(g.output_ids.size());
+  for (int v : g.output_ids) {
+    const Tensor& t = rs.values[v];
+    if (!t.defined())
+      return make_error(ErrorCode::kInternal, "graph output '" + g.value_names[v] + "' was not produced");
+    if (rs.fresh_output[v]) {
+      outputs.push_back(t);
+    } else {
+      // Views of inputs, initializers or arena memory: the caller gets its own copy.
+      GB_ASSIGN_OR_RETURN(Tensor copy, t.clone());
+      outputs.push_back(std::move(copy));
+    }
+  }
+  if (stats) {
+    stats->elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+    stats->used_memory_plan = rs.arena != nullptr;
+    stats->arena_bytes = rs.arena ? options.plan->arena_bytes : 0;
+    stats->peak_bytes = rs.peak_bytes;
+  }
+  return outputs;
+}
+
+Result<std::vector<Tensor>> evaluate_node(const graph::Node& node, int64_t opset, const std::vector<const Tensor*>& inputs,
+                                          ThreadPool& pool, int64_t memory_limit_bytes) {
+  GB_ASSIGN_OR_RETURN(auto op, ops::create_op(node, opset));
+  CompiledGraph g;
+  Step step;
+  step.node = &node;
+  step.op = std::move(op);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    g.value_names.push_back(node.inputs[i]);
+    g.constants.push_back(inputs[i] ? *inputs[i] : Tensor());
+    step.inputs.push_back(inputs[i] ? static_cast<int>(i) : -1);
+  }
+  for (const auto& out : node.outputs) {
+    g.output_ids.push_back(static_cast<int>(g.value_names.size()));
+    step.outputs.push_back(static_cast<int>(g.value_names.size()));
+    g.value_names.push_back(out);
+    g.constants.emplace_back();
+  }
+  g.producer.assign(g.value_names.size(), -1);
+  g.last_use.assign(g.value_names.size(), INT_MAX);
+  g.steps.push_back(std::move(step));
+  ExecuteOptions opts;
+  opts.memory_limit_bytes = memory_limit_bytes;
+  return execute(g, {}, pool, opts, nullptr);
+}
+
+}  // namespace glassbox::runtime

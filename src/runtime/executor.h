@@ -1,0 +1,58 @@
+// The executor: a graph compiled to steps over value ids, run in topological
+// order with a per-run memory budget, an optional static memory plan (arena)
+// and an optional observer.
+#pragma once
+
+#include <climits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "glassbox/session.h"
+#include "graph/graph.h"
+#include "ops/op.h"
+#include "runtime/memory_plan.h"
+
+namespace glassbox::runtime {
+
+struct Step {
+  const graph::Node* node = nullptr;  // points into CompiledGraph::graph
+  std::unique_ptr<ops::Op> op;
+  std::vector<int> inputs;   // value ids, -1 = absent optional input
+  std::vector<int> outputs;  // value ids, -1 = unused optional output
+  std::vector<int> release;  // values whose last reader is this step
+};
+
+// A graph ready to run: ops created, names resolved to ids.
+struct CompiledGraph {
+  graph::Graph graph;
+  std::vector<std::string> value_names;
+  std::vector<Tensor> constants;  // by value id; defined() for initializers
+  std::vector<int> input_ids;     // model input order
+  std::vector<int> output_ids;    // model output order
+  std::vector<Step> steps;
+  std::vector<int> producer;      // step index per value, -1 for inputs/constants
+  std::vector<int> last_use;      // step index of the last reader; INT_MAX for graph outputs
+};
+
+// Creates ops (error at the first unsupported node) and resolves names.
+Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t opset);
+
+struct ExecuteOptions {
+  int64_t memory_limit_bytes = 0;
+  const MemoryPlan* plan = nullptr;       // use this arena layout
+  MemoryRecord* record = nullptr;          // record allocations to build a plan afterwards
+  const NodeObserver* observer = nullptr;  // nullptr or empty = no observer
+};
+
+// Runs the graph; `inputs` are in model input order. Returns graph outputs in
+// caller-owned storage.
+Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<const Tensor*>& inputs, ThreadPool& pool,
+                                    const ExecuteOptions& options, RunStats* stats);
+
+// Runs one node on the given inputs (constant folding); ops::create_op at `opset`.
+Result<std::vector<Tensor>> evaluate_node(const graph::Node& node, int64_t opset, const std::vector<const Tensor*>& inputs,
+                                          ThreadPool& pool, int64_t memory_limit_bytes);
+
+}  // namespace glassbox::runtime

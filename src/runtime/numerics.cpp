@@ -1,0 +1,48 @@
+#include "runtime/numerics.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace glassbox::runtime {
+
+int64_t first_non_finite(const Tensor& t) {
+  const int64_t n = t.numel();
+  if (t.dtype() == DataType::kFloat32) {
+    const float* p = t.data<float>();
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(p[i])) return i;
+  } else if (t.dtype() == DataType::kFloat64) {
+    const double* p = t.data<double>();
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(p[i])) return i;
+  } else if (t.dtype() == DataType::kFloat16 || t.dtype() == DataType::kBFloat16) {
+    const uint16_t* p = t.data<uint16_t>();
+    const uint16_t exp_mask = t.dtype() == DataType::kFloat16 ? 0x7c00 : 0x7f80;
+    for (int64_t i = 0; i < n; ++i)
+      if ((p[i] & exp_mask) == exp_mask) return i;
+  }
+  return -1;
+}
+
+NodeObserver make_numerics_checker() {
+  return [](const NodeEvent& ev) -> Status {
+    for (size_t i = 0; i < ev.outputs.size(); ++i) {
+      const Tensor* t = ev.outputs[i];
+      if (!t) continue;
+      const int64_t bad = first_non_finite(*t);
+      if (bad < 0) continue;
+      bool input_bad = false;
+      for (const Tensor* in : ev.inputs) input_bad = input_bad || (in && first_non_finite(*in) >= 0);
+      return make_error(ErrorCode::kInvalidArgument,
+                        "output '" + ev.output_names[i] + "' (" + dtype_name(t->dtype()) + shape_to_string(t->shape()) +
+                            ") has a NaN/Inf at element " + std::to_string(bad) +
+                            (input_bad ? " (an input already had one: a graph input or initializer is non-finite)"
+                                       : " (all inputs were finite: this node created it)"),
+                        "node '" + ev.node_name + "' (" + ev.op_type + ", step " + std::to_string(ev.index) + ")",
+                        "inspect this node's inputs; run with --opt-level 0 to see the graph exactly as written");
+    }
+    return {};
+  };
+}
+
+}  // namespace glassbox::runtime

@@ -1,0 +1,268 @@
+// Session: load -> passes -> compile -> (per input-shape signature) specialize,
+// plan memory, execute.
+#include "glassbox/session.h"
+
+#include <list>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "core/thread_pool.h"
+#include "graph/loader.h"
+#include "graph/passes/passes.h"
+#include "runtime/executor.h"
+
+namespace glassbox {
+
+namespace {
+
+TensorSpec to_spec(const graph::ValueInfo& vi) {
+  TensorSpec s;
+  s.name = vi.name;
+  s.dtype = vi.dtype;
+  s.has_shape = vi.has_shape;
+  for (const auto& d : vi.dims) {
+    s.dims.push_back(d.known() ? d.value : -1);
+    s.symbols.push_back(d.symbol);
+  }
+  return s;
+}
+
+std::string specs_to_string(const std::vector<TensorSpec>& specs) {
+  std::string out;
+  for (const auto& s : specs) out += (out.empty() ? "" : ", ") + s.to_string();
+  return out;
+}
+
+
+}  // namespace
+
+std::string TensorSpec::to_string() const {
+  std::string out = name + ": " + dtype_name(dtype);
+  if (!has_shape) return out + "[?]";
+  out += "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) out += ", ";
+    out += dims[i] >= 0 ? std::to_string(dims[i]) : (symbols[i].empty() ? "?" : symbols[i]);
+  }
+  return out + "]";
+}
+
+std::span<const GraphPassInfo> graph_pass_names() {
+  static const std::vector<GraphPassInfo> names = [] {
+    std::vector<GraphPassInfo> v;
+    for (const auto& p : graph::passes::all_passes()) v.push_back({p.name, p.level, p.what});
+    return v;
+  }();
+  return names;
+}
+
+// One input-shape signature: its (possibly shape-specialized) graph and memory plan.
+struct Plan {
+  std::shared_ptr<runtime::CompiledGraph> graph;
+  std::mutex mu;
+  std::shared_ptr<const runtime::MemoryPlan> memory;  // null until one run recorded the allocations
+};
+
+class SessionImpl {
+ public:
+  SessionOptions options;
+  graph::Model model;  // graph after load-time passes
+  int64_t opset = 0;
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<PassLogEntry> pass_log;
+  std::unique_ptr<ThreadPool> pool;
+  std::shared_ptr<runtime::CompiledGraph> base;  // compiled load-time graph
+  NodeObserver observer;
+
+  std::mutex cache_mu;
+  std::list<std::pair<std::vector<Shape>, std::shared_ptr<Plan>>> cache;  // most recent first
+
+  graph::passes::PassContext pass_context() const {
+    graph::passes::PassContext ctx;
+    ctx.max_folded_constant_bytes = options.max_folded_constant_bytes;
+    const int64_t op_set = opset;
+    ThreadPool* p = pool.get();
+    const int64_t limit = options.memory_limit_bytes;
+    ctx.evaluate = [op_set, p, limit](const graph::Node& node, const std::vector<const Tensor*>& in) {
+      return runtime::evaluate_node(node, op_set, in, *p, limit);
+    };
+    return ctx;
+  }
+
+  void record_log(const std::vector<std::string>& lines) {
+    for (const auto& line : lines) {
+      auto colon = line.find(':');
+      pass_log.push_back({line.substr(0, colon), colon == std::string::npos ? line : line.substr(colon + 2)});
+      if (options.log_passes) fprintf(stderr, "glassbox: pass %s\n", line.c_str());
+    }
+  }
+
+  Status validate_inputs(const std::vector<NamedTensor>& given, std::vector<const Tensor*>& ordered) const {
+    const std::string expected = "the model expects " + specs_to_string(inputs);
+    ordered.assign(inputs.size(), nullptr);
+    for (const auto& nt : given) {
+      size_t k = 0;
+      while (k < inputs.size() && inputs[k].name != nt.name) ++k;
+      if (k == inputs.size())
+        return make_error(ErrorCode::kInvalidArgument, "unknown input name '" + nt.name + "'", {}, expected);
+      if (ordered[k])
+        return make_error(ErrorCode::kInvalidArgument, "input '" + nt.name + "' is given twice", {}, expected);
+      const TensorSpec& spec = inputs[k];
+      const Tensor& t = nt.tensor;
+      const std::string got = std::string(dtype_name(t.dtype())) + shape_to_string(t.shape());
+      if (spec.dtype != DataType::kUndefined && t.dtype() != spec.dtype)
+        return make_error(ErrorCode::kInvalidArgument, "input '" + nt.name + "' has dtype " + dtype_name(t.dtype()) +
+                                                           ", expected " + dtype_name(spec.dtype), {}, expected);
+      if (spec.has_shape && t.rank() != static_cast<int64_t>(spec.dims.size()))
+        return make_error(ErrorCode::kInvalidArgument, "input '" + nt.name + "' has rank " + std::to_string(t.rank()) +
+                                                           " (" + got + "), expected rank " +
+                                                           std::to_string(spec.dims.size()), {}, expected);
+      if (spec.has_shape)
+        for (size_t d = 0; d < spec.dims.size(); ++d)
+          if (spec.dims[d] >= 0 && t.shape()[d] != spec.dims[d])
+            return make_error(ErrorCode::kInvalidArgument, "input '" + nt.name + "' has shape " + shape_to_string(t.shape()) +
+                                                               ", but dim " + std::to_string(d) + " must be " +
+                                                               std::to_string(spec.dims[d]), {}, expected);
+      if (t.numel() > 0 && (!t.raw() || t.buffer()->size() < t.byte_offset() + t.nbytes()))
+        return make_error(ErrorCode::kInvalidArgument, "input '" + nt.name + "' has no data", {}, expected);
+      ordered[k] = &t;
+    }
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (!ordered[k])
+        return make_error(ErrorCode::kInvalidArgument, "missing input '" + inputs[k].name + "'", {}, expected);
+    return {};
+  }
+
+  // The plan for this signature, specialized (level 2) and cached.
+  Result<std::shared_ptr<Plan>> plan_for(const std::vector<const Tensor*>& ordered) {
+    std::vector<Shape> key;
+    for (const Tensor* t : ordered) key.push_back(t->shape());
+    {
+      std::lock_guard<std::mutex> lock(cache_mu);
+      for (auto it = cache.begin(); it != cache.end(); ++it)
+        if (it->first == key) {
+          cache.splice(cache.begin(), cache, it);
+          return cache.front().second;
+        }
+    }
+    auto plan = std::make_shared<Plan>();
+    plan->graph = base;
+    std::set<std::string> disabled(options.disabled_passes.begin(), options.disabled_passes.end());
+    if (options.opt_level >= 2 && !disabled.count("shape_folding")) {
+      // Bind symbolic dims to this run's sizes; a symbol bound to two sizes stays unbound.
+      std::map<std::string, int64_t> symbols;
+      std::set<std::string> conflicting;
+      for (size_t k = 0; k < inputs.size(); ++k)
+        for (size_t d = 0; d < inputs[k].symbols.size() && d < key[k].size(); ++d) {
+          const std::string& sym = inputs[k].symbols[d];
+          if (sym.empty()) continue;
+          auto [it, fresh] = symbols.emplace(sym, key[k][d]);
+          if (!fresh && it->second != key[k][d]) conflicting.insert(sym);
+        }
+      for (const auto& c : conflicting) symbols.erase(c);
+      if (!symbols.empty()) {
+        graph::Graph g = model.graph;
+        auto ctx = pass_context();
+        ctx.symbol_values = symbols;
+        GB_RETURN_IF_ERROR(graph::passes::run_passes(g, options.opt_level, disabled, ctx));
+        if (!ctx.log.empty()) {
+          GB_ASSIGN_OR_RETURN(plan->graph, runtime::compile_graph(std::move(g), opset));
+        }
+      }
+    }
+    std::lock_guard<std::mutex> lock(cache_mu);
+    cache.emplace_front(key, plan);
+    while (static_cast<int>(cache.size()) > std::max(1, options.plan_cache_size)) cache.pop_back();
+    return plan;
+  }
+};
+
+int physical_core_count();
+
+Result<Session> Session::load(const std::string& path, const SessionOptions& options) {
+  auto impl = std::make_unique<SessionImpl>();
+  impl->options = options;
+  if (impl->options.threads <= 0) impl->options.threads = physical_core_count();
+  if (options.opt_level < 0 || options.opt_level > 2)
+    return make_error(ErrorCode::kInvalidArgument, "opt level " + std::to_string(options.opt_level) + " is not 0, 1 or 2");
+  for (const auto& p : options.disabled_passes)
+    if (!graph::passes::is_pass_name(p)) {
+      std::string names;
+      for (const auto& e : graph::passes::all_passes()) names += (names.empty() ? "" : ", ") + std::string(e.name);
+      return make_error(ErrorCode::kInvalidArgument, "unknown pass '" + p + "'", {}, "passes are: " + names);
+    }
+  GB_ASSIGN_OR_RETURN(impl->model, graph::load_model(path));
+  graph::Model& m = impl->model;
+  impl->opset = m.opset("");
+  for (const auto& f : m.functions)
+    return make_error(ErrorCode::kUnsupported, "model-local function '" + f + "' is not supported", path);
+  for (const auto& vi : m.graph.inputs) {
+    if (!vi.is_tensor)
+      return make_error(ErrorCode::kUnsupported, "input '" + vi.name + "' is a " + vi.type_note + ", only tensors are supported", path);
+    if (vi.dtype == DataType::kString)
+      return make_error(ErrorCode::kUnsupported, "input '" + vi.name + "' is a string tensor, not supported", path);
+    impl->inputs.push_back(to_spec(vi));
+  }
+  for (const auto& vi : m.graph.outputs) {
+    if (!vi.is_tensor)
+      return make_error(ErrorCode::kUnsupported, "output '" + vi.name + "' is a " + vi.type_note + ", only tensors are supported", path);
+    if (vi.dtype == DataType::kString)
+      return make_error(ErrorCode::kUnsupported, "output '" + vi.name + "' is a string tensor, not supported", path);
+    impl->outputs.push_back(to_spec(vi));
+  }
+  impl->pool = std::make_unique<ThreadPool>(impl->options.threads);
+  // Refuse unsupported ops before any pass runs, so the error names the node as written.
+  GB_ASSIGN_OR_RETURN(auto as_written, runtime::compile_graph(m.graph, impl->opset));
+  if (impl->options.opt_level == 0) {
+    impl->base = std::move(as_written);
+  } else {
+    as_written.reset();
+    auto ctx = impl->pass_context();
+    std::set<std::string> disabled(options.disabled_passes.begin(), options.disabled_passes.end());
+    GB_RETURN_IF_ERROR(graph::passes::run_passes(m.graph, impl->options.opt_level, disabled, ctx));
+    impl->record_log(ctx.log);
+    GB_ASSIGN_OR_RETURN(impl->base, runtime::compile_graph(m.graph, impl->opset));
+  }
+  return Session(std::move(impl));
+}
+
+Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+const std::vector<TensorSpec>& Session::inputs() const { return impl_->inputs; }
+const std::vector<TensorSpec>& Session::outputs() const { return impl_->outputs; }
+const SessionOptions& Session::options() const { return impl_->options; }
+const std::vector<PassLogEntry>& Session::pass_log() const { return impl_->pass_log; }
+size_t Session::node_count() const { return impl_->base->steps.size(); }
+void Session::set_observer(NodeObserver observer) { impl_->observer = std::move(observer); }
+
+Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs, RunStats* stats) const {
+  std::vector<const Tensor*> ordered;
+  GB_RETURN_IF_ERROR(impl_->validate_inputs(inputs, ordered));
+  GB_ASSIGN_OR_RETURN(auto plan, impl_->plan_for(ordered));
+  runtime::ExecuteOptions eo;
+  eo.memory_limit_bytes = impl_->options.memory_limit_bytes;
+  eo.observer = impl_->observer ? &impl_->observer : nullptr;
+  std::shared_ptr<const runtime::MemoryPlan> memory;
+  runtime::MemoryRecord record;
+  if (impl_->options.use_memory_plan) {
+    std::lock_guard<std::mutex> lock(plan->mu);
+    memory = plan->memory;
+  }
+  if (memory) eo.plan = memory.get();
+  else if (impl_->options.use_memory_plan) eo.record = &record;
+  GB_ASSIGN_OR_RETURN(auto outs, runtime::execute(*plan->graph, ordered, *impl_->pool, eo, stats));
+  if (eo.record) {
+    auto built = std::make_shared<const runtime::MemoryPlan>(runtime::build_memory_plan(record, plan->graph->last_use));
+    std::lock_guard<std::mutex> lock(plan->mu);
+    if (!plan->memory) plan->memory = std::move(built);
+  }
+  std::vector<NamedTensor> named;
+  for (size_t i = 0; i < outs.size(); ++i) named.push_back({impl_->outputs[i].name, std::move(outs[i])});
+  return named;
+}
+
+}  // namespace glassbox

@@ -1,0 +1,28 @@
+// Reading and writing tensors as ONNX TensorProto (.pb) and NumPy (.npy) files,
+// with the same limits and checks as model loading (sizes must match dims).
+#pragma once
+
+#include <string>
+
+#include "glassbox/error.h"
+#include "glassbox/tensor.h"
+
+namespace glassbox::runtime {
+
+struct LoadedTensor {
+  std::string name;  // TensorProto.name ("" for .npy)
+  Tensor tensor;     // owned storage
+};
+
+// Chooses the format by extension: .npy, otherwise TensorProto.
+Result<LoadedTensor> read_tensor_file(const std::string& path);
+Result<LoadedTensor> read_tensor_pb(const std::string& path);
+Result<Tensor> read_npy(const std::string& path);
+
+Status write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name);
+Status write_npy(const std::string& path, const Tensor& t);
+
+// The NumPy dtype string of t ("<f4"), or empty if it has none.
+std::string npy_descr(DataType t);
+
+}  // namespace glassbox::runtime

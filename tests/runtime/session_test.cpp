@@ -1,0 +1,263 @@
+// Session: load/run, clear errors for bad inputs, memory limit (shape bombs),
+// outputs owned by the caller, observer, memory plan.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "glassbox/session.h"
+#include "runtime/numerics.h"
+#include "test_models.h"
+
+namespace glassbox::rt_test {
+namespace {
+
+// y = relu(x + w); x: float[batch, 4]
+std::string add_relu_model(const TempDir& dir) {
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {-1, 4}, {"batch", ""});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {-1, 4}, {"batch", ""});
+  add_initializer<float>(g, "w", onnx::TensorProto::FLOAT, {4}, {1, -2, 3, -4});
+  add_node(g, "Add", {"x", "w"}, {"s"}, "add");
+  add_node(g, "Relu", {"s"}, {"y"}, "relu");
+  return write_model(m, dir.file("add_relu.onnx"));
+}
+
+TEST(Session, RunsAddRelu) {
+  REQUIRE_OPS("Add", "Relu");
+  TempDir dir;
+  auto s = Session::load(add_relu_model(dir));
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  auto out = s->run({{"x", float_tensor({2, 4}, {0, 0, 0, 0, 1, 1, 1, 1})}});
+  ASSERT_TRUE(out.ok()) << out.error().to_string();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ((*out)[0].name, "y");
+  EXPECT_EQ(values_of<float>((*out)[0].tensor), (std::vector<float>{1, 0, 3, 0, 2, 0, 4, 0}));
+}
+
+TEST(Session, ThreadsDefaultToPhysicalCores) {
+  REQUIRE_OPS("Add", "Relu");
+  TempDir dir;
+  auto s = Session::load(add_relu_model(dir));
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->options().threads, physical_core_count());
+}
+
+TEST(Session, BadInputsNameWhatTheModelExpects) {
+  REQUIRE_OPS("Add", "Relu");
+  TempDir dir;
+  auto s = Session::load(add_relu_model(dir));
+  ASSERT_TRUE(s.ok());
+  struct Case {
+    std::vector<NamedTensor> inputs;
+    const char* says;
+  };
+  std::vector<Case> cases;
+  cases.push_back({{{"z", float_tensor({1, 4}, {})}}, "unknown input name 'z'"});
+  cases.push_back({{}, "missing input 'x'"});
+  cases.push_back({{{"x", make_tensor<int64_t>(DataType::kInt64, {1, 4}, {})}}, "dtype int64, expected float32"});
+  cases.push_back({{{"x", float_tensor({4}, {})}}, "rank 1"});
+  cases.push_back({{{"x", float_tensor({1, 5}, {})}}, "dim 1 must be 4"});
+  cases.push_back({{{"x", float_tensor({1, 4}, {})}, {"x", float_tensor({1, 4}, {})}}, "given twice"});
+  for (const auto& c : cases) {
+    auto out = s->run(c.inputs);
+    ASSERT_FALSE(out.ok()) << c.says;
+    EXPECT_EQ(out.error().code, ErrorCode::kInvalidArgument);
+    const std::string msg = out.error().to_string();
+    EXPECT_NE(msg.find(c.says), std::string::npos) << msg;
+    EXPECT_NE(msg.find("x: float32[batch, 4]"), std::string::npos) << msg;
+  }
+}
+
+TEST(Session, UnsupportedOpIsRefusedAtLoadNamingTheNode) {
+  TempDir dir;
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {4});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {4});
+  add_node(g, "Celu", {"x"}, {"y"}, "my_celu");
+  if (ops::is_supported("", "Celu", 17)) GTEST_SKIP() << "Celu is implemented now";
+  auto s = Session::load(write_model(m, dir.file("celu.onnx")));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kUnsupported);
+  EXPECT_NE(s.error().to_string().find("my_celu"), std::string::npos) << s.error().to_string();
+}
+
+// Expand(x, shape) where shape comes from the caller: a shape bomb.
+std::string expand_model(const TempDir& dir) {
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {1});
+  add_value(g->mutable_input(), "shape", onnx::TensorProto::INT64, {2});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {-1, -1});
+  add_node(g, "Expand", {"x", "shape"}, {"y"}, "bomb");
+  return write_model(m, dir.file("expand.onnx"));
+}
+
+TEST(Session, ShapeBombHitsTheMemoryLimitBeforeAllocating) {
+  REQUIRE_OPS("Expand");
+  TempDir dir;
+  SessionOptions opts;
+  opts.memory_limit_bytes = int64_t{1} << 30;
+  auto s = Session::load(expand_model(dir), opts);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  auto out = s->run({{"x", float_tensor({1}, {1.f})},
+                     {"shape", make_tensor<int64_t>(DataType::kInt64, {2}, {1000000, 1000000})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, ErrorCode::kLimitExceeded) << out.error().to_string();
+  EXPECT_NE(out.error().to_string().find("bomb"), std::string::npos) << out.error().to_string();
+  // A small request still works with the same session.
+  auto ok = s->run({{"x", float_tensor({1}, {2.f})}, {"shape", make_tensor<int64_t>(DataType::kInt64, {2}, {2, 3})}});
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  EXPECT_EQ((*ok)[0].tensor.shape(), (Shape{2, 3}));
+}
+
+TEST(Session, ConstantOfShapeBombIsRefused) {
+  REQUIRE_OPS("ConstantOfShape");
+  TempDir dir;
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "shape", onnx::TensorProto::INT64, {3});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {-1, -1, -1});
+  add_node(g, "ConstantOfShape", {"shape"}, {"y"}, "cos");
+  auto s = Session::load(write_model(m, dir.file("cos.onnx")));
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  auto out = s->run({{"shape", make_tensor<int64_t>(DataType::kInt64, {3}, {100000, 100000, 100000})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, ErrorCode::kLimitExceeded) << out.error().to_string();
+}
+
+TEST(Session, OutputsNeverAliasInputsOrInitializers) {
+  REQUIRE_OPS("Identity");
+  TempDir dir;
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {2});
+  add_value(g->mutable_output(), "c", onnx::TensorProto::FLOAT, {2});
+  add_initializer<float>(g, "w", onnx::TensorProto::FLOAT, {2}, {7, 8});
+  add_node(g, "Identity", {"x"}, {"y"}, "id_x");
+  add_node(g, "Identity", {"w"}, {"c"}, "id_w");
+  for (int level = 0; level <= 2; ++level) {
+    SessionOptions opts;
+    opts.opt_level = level;
+    auto s = Session::load(write_model(m, dir.file("id.onnx")), opts);
+    ASSERT_TRUE(s.ok()) << s.error().to_string();
+    Tensor x = float_tensor({2}, {1, 2});
+    auto out = s->run({{"x", x}});
+    ASSERT_TRUE(out.ok()) << out.error().to_string();
+    EXPECT_NE((*out)[0].tensor.raw(), x.raw());
+    ASSERT_TRUE((*out)[1].tensor.writable());
+    (*out)[1].tensor.mutable_data<float>()[0] = 100;  // must not change the model
+    auto again = s->run({{"x", x}});
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(values_of<float>((*again)[1].tensor), (std::vector<float>{7, 8}));
+  }
+}
+
+TEST(Session, ObserverSeesEveryNodeAndCanStopTheRun) {
+  REQUIRE_OPS("Add", "Relu");
+  TempDir dir;
+  SessionOptions opts;
+  opts.opt_level = 0;
+  auto s = Session::load(add_relu_model(dir), opts);
+  ASSERT_TRUE(s.ok());
+  std::vector<std::string> seen;
+  s->set_observer([&](const NodeEvent& ev) -> Status {
+    seen.push_back(ev.op_type + ":" + ev.node_name);
+    EXPECT_EQ(ev.inputs.size(), ev.input_names.size());
+    EXPECT_EQ(ev.outputs.size(), 1u);
+    EXPECT_NE(ev.outputs[0], nullptr);
+    EXPECT_GE(ev.elapsed.count(), 0);
+    return {};
+  });
+  ASSERT_TRUE(s->run({{"x", float_tensor({1, 4}, {0, 0, 0, 0})}}).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"Add:add", "Relu:relu"}));
+  s->set_observer([](const NodeEvent& ev) -> Status {
+    return make_error(ErrorCode::kInvalidArgument, "stop", ev.node_name);
+  });
+  auto out = s->run({{"x", float_tensor({1, 4}, {0, 0, 0, 0})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().to_string().find("add"), std::string::npos);
+}
+
+TEST(Session, CheckNumericsNamesTheFirstNodeWithNaN) {
+  REQUIRE_OPS("Div", "Relu");
+  TempDir dir;
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {2});
+  add_node(g, "Div", {"x", "x"}, {"d"}, "divide");
+  add_node(g, "Relu", {"d"}, {"y"}, "relu");
+  SessionOptions opts;
+  opts.opt_level = 0;
+  auto s = Session::load(write_model(m, dir.file("nan.onnx")), opts);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  s->set_observer(runtime::make_numerics_checker());
+  auto out = s->run({{"x", float_tensor({2}, {1, 0})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().to_string().find("divide"), std::string::npos) << out.error().to_string();
+  EXPECT_NE(out.error().to_string().find("Div"), std::string::npos) << out.error().to_string();
+}
+
+TEST(Session, MemoryPlanIsUsedFromTheSecondRunAndGivesTheSameResult) {
+  REQUIRE_OPS("Add", "Relu", "Mul");
+  TempDir dir;
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {-1}, {"n"});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {-1}, {"n"});
+  // A chain long enough that intermediates can share arena slots.
+  std::string prev = "x";
+  for (int i = 0; i < 6; ++i) {
+    const std::string a = "a" + std::to_string(i), r = "r" + std::to_string(i);
+    add_node(g, "Add", {prev, prev}, {a});
+    add_node(g, i % 2 ? "Relu" : "Mul", i % 2 ? std::vector<std::string>{a} : std::vector<std::string>{a, prev}, {r});
+    prev = r;
+  }
+  add_node(g, "Add", {prev, "x"}, {"y"});
+  auto s = Session::load(write_model(m, dir.file("chain.onnx")));
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  std::vector<float> xs(1000);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
+  RunStats first, second, third;
+  auto o1 = s->run({{"x", float_tensor({1000}, xs)}}, &first);
+  auto o2 = s->run({{"x", float_tensor({1000}, xs)}}, &second);
+  auto o3 = s->run({{"x", float_tensor({999}, std::vector<float>(xs.begin(), xs.end() - 1))}}, &third);
+  ASSERT_TRUE(o1.ok() && o2.ok() && o3.ok());
+  EXPECT_FALSE(first.used_memory_plan);
+  EXPECT_TRUE(second.used_memory_plan);
+  EXPECT_FALSE(third.used_memory_plan);  // a new signature records first
+  EXPECT_GT(second.arena_bytes, 0);
+  // Lifetimes let slots be reused: the arena is smaller than all intermediates together.
+  EXPECT_LT(second.arena_bytes, 12 * 1000 * 4);
+  EXPECT_EQ(values_of<float>((*o1)[0].tensor), values_of<float>((*o2)[0].tensor));
+  // Outputs of run 2 stay intact after run 3 reuses the arena.
+  auto before = values_of<float>((*o2)[0].tensor);
+  ASSERT_TRUE(s->run({{"x", float_tensor({1000}, std::vector<float>(1000, 9.f))}}).ok());
+  EXPECT_EQ(values_of<float>((*o2)[0].tensor), before);
+}
+
+TEST(Session, ConcurrentRunsAgree) {
+  REQUIRE_OPS("Add", "Relu");
+  TempDir dir;
+  auto s = Session::load(add_relu_model(dir));
+  ASSERT_TRUE(s.ok());
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const float v = static_cast<float>(t);
+        auto out = s->run({{"x", float_tensor({1, 4}, {v, v, v, v})}});
+        if (!out.ok() || values_of<float>((*out)[0].tensor) != std::vector<float>{v + 1, 0, v + 3, 0}) ++bad;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+}  // namespace
+}  // namespace glassbox::rt_test
