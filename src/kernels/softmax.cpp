@@ -4,6 +4,8 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/vmath.h"
+
 namespace glassbox::kernels {
 
 namespace {
@@ -19,12 +21,10 @@ void softmax_row(const float* x, float* y, int64_t n, SoftmaxKind kind) {
     return;
   }
   if (std::isinf(m) && m < 0) m = 0;  // all -inf row: avoid inf - inf
+  for (int64_t k = 0; k < n; ++k) y[k] = x[k] - m;
+  vexp_f32(y, y, n);
   float sum = 0.f;
-  for (int64_t k = 0; k < n; ++k) {
-    const float e = std::exp(x[k] - m);
-    sum += e;
-    if (kind == SoftmaxKind::kSoftmax) y[k] = e;
-  }
+  for (int64_t k = 0; k < n; ++k) sum += y[k];
   if (kind == SoftmaxKind::kSoftmax) {
     const float inv = 1.f / sum;
     for (int64_t k = 0; k < n; ++k) y[k] *= inv;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/vmath.h"
 #include "ops/unary.h"
 
 namespace glassbox::ops {
@@ -30,11 +31,11 @@ Result<std::unique_ptr<Op>> create_Relu(const graph::Node& node, int64_t) {
 }
 
 Result<std::unique_ptr<Op>> create_Tanh(const graph::Node& node, int64_t) {
-  return make_unary<FloatTypes>(node, [](auto x) -> decltype(x) { return std::tanh(x); });
+  return make_unary<FloatTypes>(node, [](auto x) -> decltype(x) { return std::tanh(x); }, {}, kernels::vtanh_f32);
 }
 
 Result<std::unique_ptr<Op>> create_Sigmoid(const graph::Node& node, int64_t) {
-  return make_unary<FloatTypes>(node, [](auto x) -> decltype(x) { return sigmoid(x); });
+  return make_unary<FloatTypes>(node, [](auto x) -> decltype(x) { return sigmoid(x); }, {}, kernels::vsigmoid_f32);
 }
 
 Result<std::unique_ptr<Op>> create_Softplus(const graph::Node& node, int64_t) {

@@ -4,6 +4,7 @@
 // attribute, which check_known_attrs refuses; otherwise semantics are unchanged.
 #include <cmath>
 
+#include "kernels/vmath.h"
 #include "ops/unary.h"
 
 namespace glassbox::ops {
@@ -11,6 +12,11 @@ namespace glassbox::ops {
 #define GB_UNARY(OpType, Types, expr)                                                   \
   Result<std::unique_ptr<Op>> create_##OpType(const graph::Node& node, int64_t) {       \
     return make_unary<Types>(node, [](auto x) -> decltype(x) { return expr; });         \
+  }
+// Same, with a vectorized float32 array kernel.
+#define GB_UNARY_VEC(OpType, Types, expr, vec)                                          \
+  Result<std::unique_ptr<Op>> create_##OpType(const graph::Node& node, int64_t) {       \
+    return make_unary<Types>(node, [](auto x) -> decltype(x) { return expr; }, {}, vec); \
   }
 
 GB_UNARY(Abs, NumericTypes, x < 0 ? static_cast<decltype(x)>(-x) : x)
@@ -21,9 +27,9 @@ GB_UNARY(Floor, FloatTypes, std::floor(x))
 GB_UNARY(Ceil, FloatTypes, std::ceil(x))
 GB_UNARY(Round, FloatTypes, std::nearbyint(x))  // half to even (default rounding mode)
 GB_UNARY(Sqrt, FloatTypes, std::sqrt(x))
-GB_UNARY(Exp, FloatTypes, std::exp(x))
+GB_UNARY_VEC(Exp, FloatTypes, std::exp(x), kernels::vexp_f32)
 GB_UNARY(Log, FloatTypes, std::log(x))
-GB_UNARY(Erf, FloatTypes, std::erf(x))
+GB_UNARY_VEC(Erf, FloatTypes, std::erf(x), kernels::verf_f32)
 GB_UNARY(Sin, FloatTypes, std::sin(x))
 GB_UNARY(Cos, FloatTypes, std::cos(x))
 GB_UNARY(Tan, FloatTypes, std::tan(x))
@@ -37,6 +43,7 @@ GB_UNARY(Acosh, FloatTypes, std::acosh(x))
 GB_UNARY(Atanh, FloatTypes, std::atanh(x))
 
 #undef GB_UNARY
+#undef GB_UNARY_VEC
 
 Result<std::unique_ptr<Op>> create_Not(const graph::Node& node, int64_t) {
   return make_unary<TypeList<bool>>(node, [](bool x) { return !x; });

@@ -1,0 +1,39 @@
+#include "kernels/vmath.h"
+
+#include <cmath>
+
+namespace glassbox::kernels {
+
+namespace x86 {
+bool avx2_available();
+void vexp_f32_avx2(const float* x, float* y, int64_t n);
+void vtanh_f32_avx2(const float* x, float* y, int64_t n);
+void verf_f32_avx2(const float* x, float* y, int64_t n);
+void vsigmoid_f32_avx2(const float* x, float* y, int64_t n);
+}  // namespace x86
+
+void vexp_f32_reference(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
+}
+void vtanh_f32_reference(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+}
+void verf_f32_reference(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
+}
+void vsigmoid_f32_reference(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] >= 0 ? 1.f / (1.f + std::exp(-x[i])) : std::exp(x[i]) / (1.f + std::exp(x[i]));
+}
+
+namespace {
+const bool kAvx2 = x86::avx2_available();
+}
+
+void vexp_f32(const float* x, float* y, int64_t n) { kAvx2 ? x86::vexp_f32_avx2(x, y, n) : vexp_f32_reference(x, y, n); }
+void vtanh_f32(const float* x, float* y, int64_t n) { kAvx2 ? x86::vtanh_f32_avx2(x, y, n) : vtanh_f32_reference(x, y, n); }
+void verf_f32(const float* x, float* y, int64_t n) { kAvx2 ? x86::verf_f32_avx2(x, y, n) : verf_f32_reference(x, y, n); }
+void vsigmoid_f32(const float* x, float* y, int64_t n) {
+  kAvx2 ? x86::vsigmoid_f32_avx2(x, y, n) : vsigmoid_f32_reference(x, y, n);
+}
+
+}  // namespace glassbox::kernels

@@ -1,0 +1,22 @@
+// Vectorized float32 math over arrays, chosen at run time by CPU features
+// (AVX2+FMA variant in x86/vmath_avx2.cpp, else a scalar loop over libm).
+// Accuracy of the AVX2 variants (tested against libm in tests/ops_math):
+// exp/sigmoid ~2 ulp, tanh/erf < 1e-6 absolute + 2e-6 relative.
+#pragma once
+
+#include <cstdint>
+
+namespace glassbox::kernels {
+
+void vexp_f32(const float* x, float* y, int64_t n);
+void vtanh_f32(const float* x, float* y, int64_t n);
+void verf_f32(const float* x, float* y, int64_t n);
+void vsigmoid_f32(const float* x, float* y, int64_t n);
+
+// Scalar versions (libm), the reference for tests.
+void vexp_f32_reference(const float* x, float* y, int64_t n);
+void vtanh_f32_reference(const float* x, float* y, int64_t n);
+void verf_f32_reference(const float* x, float* y, int64_t n);
+void vsigmoid_f32_reference(const float* x, float* y, int64_t n);
+
+}  // namespace glassbox::kernels
