@@ -37,7 +37,8 @@ class DnnlConv {
   // nullptr when oneDNN cannot create the primitive (the caller falls back to the reference).
   static std::unique_ptr<DnnlConv> create(const ConvGeometry& g, bool transposed, const float* w, const float* b);
   ~DnnlConv();
-  void run(const float* x, float* y) const;
+  // threads: OpenMP threads oneDNN may use for this call (the session's thread count).
+  void run(const float* x, float* y, int threads) const;
 
  private:
   struct Impl;

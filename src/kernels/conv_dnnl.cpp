@@ -4,6 +4,8 @@
 // run() calls never share one.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <dlfcn.h>
+
 #include <cstring>
 #include <unordered_map>
 #include <vector>
@@ -130,7 +132,22 @@ std::unique_ptr<DnnlConv> DnnlConv::create(const ConvGeometry& g, bool transpose
   }
 }
 
-void DnnlConv::run(const float* x, float* y) const {
+namespace {
+
+// Debian's libdnnl runs on OpenMP, which would otherwise use every core. The
+// session's thread count is the rule, so set it for this thread's next
+// parallel regions. Looked up at run time: libgomp is loaded by libdnnl but
+// not linked by us.
+void set_omp_threads(int threads) {
+  using SetFn = void (*)(int);
+  static SetFn fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (fn && threads > 0) fn(threads);
+}
+
+}  // namespace
+
+void DnnlConv::run(const float* x, float* y, int threads) const {
+  set_omp_threads(threads);
   auto& eng = cpu_engine();
   dnnl::stream s(eng);
   memory user_src(impl_->user_src, eng, const_cast<float*>(x));

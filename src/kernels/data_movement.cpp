@@ -47,6 +47,39 @@ int collapse(int rank, const int64_t* shape, const int64_t* strides, int64_t* cs
   return r;
 }
 
+// Transpose-like copies: after collapsing, the source is contiguous along the
+// second-to-last output dim and strided along the last. Copy 32x32 tiles so
+// both sides stay in cache.
+template <class T>
+void tiled_transpose_t(int r, const int64_t* shape, const int64_t* strides, const T* src, T* dst, ThreadPool* pool) {
+  constexpr int64_t kTile = 32;
+  const int64_t rows = shape[r - 2], cols = shape[r - 1], cs = strides[r - 1];
+  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  int64_t outer = 1;
+  for (int d = 0; d < r - 2; ++d) outer *= shape[d];
+  auto body = [&](int64_t b, int64_t e) {
+    for (int64_t job = b; job < e; ++job) {
+      const int64_t o = job / row_tiles, i0 = (job % row_tiles) * kTile;
+      int64_t rem = o, off = 0;
+      for (int d = r - 3; d >= 0; --d) {
+        off += (rem % shape[d]) * strides[d];
+        rem /= shape[d];
+      }
+      const T* s = src + off;
+      T* dp = dst + o * rows * cols;
+      const int64_t i1 = std::min(rows, i0 + kTile);
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+        const int64_t j1 = std::min(cols, j0 + kTile);
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t j = j0; j < j1; ++j) dp[i * cols + j] = s[i + j * cs];
+      }
+    }
+  };
+  const int64_t jobs = outer * row_tiles;
+  if (pool && jobs > 1) pool->parallel_for(jobs, std::max<int64_t>(1, 64 * 1024 / (kTile * std::max<int64_t>(1, cols))), body);
+  else body(0, jobs);
+}
+
 template <class T>
 void strided_copy_t(int rank, const int64_t* shape_in, const void* src_v, const int64_t* strides_in, void* dst_v,
                     ThreadPool* pool) {
@@ -59,6 +92,10 @@ void strided_copy_t(int rank, const int64_t* shape_in, const void* src_v, const 
   T* dst = static_cast<T*>(dst_v);
   const int64_t inner = shape[r - 1];
   const int64_t inner_stride = strides[r - 1];
+  if (r >= 2 && strides[r - 2] == 1 && inner_stride > 1 && shape[r - 2] >= 8 && inner >= 8) {
+    tiled_transpose_t<T>(r, shape.data(), strides.data(), src, dst, pool);
+    return;
+  }
   const int64_t rows = total / inner;
   auto body = [&](int64_t begin, int64_t end) {
     std::vector<int64_t> idx(static_cast<size_t>(r), 0);

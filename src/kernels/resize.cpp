@@ -13,8 +13,11 @@ double original_coord(const ResizeAxisParams& p, int64_t x, int64_t in_dim, int6
   switch (p.coord) {
     case CoordMode::kHalfPixel: return (x + 0.5) / s - 0.5;
     case CoordMode::kPytorchHalfPixel: return out_dim > 1 ? (x + 0.5) / s - 0.5 : 0.0;
-    case CoordMode::kAlignCorners:
-      return out_dim == 1 ? 0.0 : static_cast<double>(x) * (in_dim - 1) / static_cast<double>(out_dim - 1);
+    case CoordMode::kAlignCorners: {
+      // The spec's length_resized is in_dim * scale, unrounded when scales were given.
+      const double len = static_cast<double>(in_dim) * s;
+      return out_dim == 1 || len <= 1.0 ? 0.0 : static_cast<double>(x) * (in_dim - 1) / (len - 1.0);
+    }
     case CoordMode::kAsymmetric: return x / s;
     case CoordMode::kTfHalfPixelForNn: return (x + 0.5) / s;
     case CoordMode::kTfCropAndResize:

@@ -69,7 +69,7 @@ class ConvOp final : public Op {
       return Status::ok_status();
     }
     std::shared_ptr<kernels::DnnlConv> prim = get_primitive(geo, x->shape(), w->data<float>(), bp);
-    if (prim) prim->run(x->data<float>(), y->mutable_data<float>());
+    if (prim) prim->run(x->data<float>(), y->mutable_data<float>(), ctx.pool().size());
     else kernels::conv_f32_reference(geo, x->data<float>(), w->data<float>(), bp, y->mutable_data<float>());
     return Status::ok_status();
   }

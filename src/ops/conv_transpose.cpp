@@ -99,7 +99,7 @@ class ConvTransposeOp final : public Op {
     const float* bp = b ? b->data<float>() : nullptr;
     std::shared_ptr<kernels::DnnlConv> prim;
     if (x->numel() > 0) prim = get_primitive(geo, x->shape(), w->data<float>(), bp);
-    if (prim) prim->run(x->data<float>(), y->mutable_data<float>());
+    if (prim) prim->run(x->data<float>(), y->mutable_data<float>(), ctx.pool().size());
     else kernels::conv_transpose_f32_reference(geo, x->data<float>(), w->data<float>(), bp, y->mutable_data<float>());
     return Status::ok_status();
   }
