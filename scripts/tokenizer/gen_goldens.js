@@ -26,9 +26,13 @@ async function run() {
     const file = path.join(root, rel);
     const lines = [];
     const t0 = Date.now();
+    const loaded = new Map();  // each peer loads the file once (gemma3's is 33 MB)
     for (const mode of MODES) {
       const lib = mode.overflow ? peerOverflow : peer;
-      const tok = lib.Tokenizer.fromFile(file);
+      if (!loaded.has(lib)) loaded.set(lib, lib.Tokenizer.fromFile(file));
+      const tok = loaded.get(lib);
+      tok.disableTruncation();
+      tok.disablePadding();
       if (mode.truncation) tok.setTruncation(mode.truncation.maxLength, mode.truncation.options);
       if (mode.padding) {
         const p = Object.assign({}, mode.padding);

@@ -229,7 +229,39 @@ class WordPieceModel : public Model {
   std::size_t max_chars = 100;
   std::size_t max_token_bytes = 0;
 
+  std::uint64_t generation = g_model_generation.fetch_add(1);
+  struct Piece3 {
+    std::uint32_t id, start, end;
+  };
+  struct Cache {
+    std::uint64_t generation = 0;
+    std::unordered_map<std::string, std::vector<Piece3>, SvHash, std::equal_to<>> map;
+  };
+
+  // Words repeat: results are cached per thread (the greedy search is many hash look-ups).
   Status tokenize(std::string_view text, std::vector<Token>& out) const override {
+    thread_local Cache cache;
+    if (cache.generation != generation) {
+      cache.map.clear();
+      cache.generation = generation;
+    }
+    auto it = cache.map.find(text);
+    if (it != cache.map.end()) {
+      for (auto& p : it->second) out.push_back(Token{p.id, p.id < rev.size() && !rev[p.id].empty() ? rev[p.id] : unk_token, p.start, p.end});
+      return Status();
+    }
+    std::size_t mark = out.size();
+    GB_RETURN_IF_ERROR(tokenize_uncached(text, out));
+    if (text.size() < 256) {
+      if (cache.map.size() > 200000) cache.map.clear();
+      std::vector<Piece3> v;
+      for (std::size_t i = mark; i < out.size(); ++i) v.push_back({out[i].id, out[i].start, out[i].end});
+      cache.map.emplace(std::string(text), std::move(v));
+    }
+    return Status();
+  }
+
+  Status tokenize_uncached(std::string_view text, std::vector<Token>& out) const {
     auto unk = [&]() -> Status {
       auto id = lookup(vocab, unk_token);
       if (!id)

@@ -20,6 +20,16 @@ class BertNormalizer : public Normalizer {
       for (unsigned char c : ns.norm)
         if (c >= 0x80 || c < 0x20 || c == 0x7F) { clean = false; break; }
       if (!clean) {
+        clean = true;  // only run the (allocating) transforms when a char is affected
+        for (std::size_t i = 0; i < ns.norm.size() && clean;) {
+          int len;
+          char32_t c = utf8_decode(ns.norm, i, len);
+          i += len;
+          if (c == ' ') continue;
+          if (c == 0 || c == 0xFFFD || c == '\t' || c == '\n' || c == '\r' || is_other(c) || is_whitespace(c)) clean = false;
+        }
+      }
+      if (!clean) {
         filter(ns, [](char32_t c) {
           if (c == 0 || c == 0xFFFD) return false;
           if (c == '\t' || c == '\n' || c == '\r') return true;
@@ -51,7 +61,14 @@ class BertNormalizer : public Normalizer {
     bool strip = strip_accents.value_or(lowercase_);
     if (strip && !norm_is_inert_ascii(ns.norm)) {
       normalize_form(ns, NormForm::kNFD);
-      filter(ns, [](char32_t c) { return !is_mark_nonspacing(c); });
+      bool any_mn = false;
+      for (std::size_t i = 0; i < ns.norm.size() && !any_mn;) {
+        int len;
+        char32_t c = utf8_decode(ns.norm, i, len);
+        i += len;
+        any_mn = c >= 0x300 && is_mark_nonspacing(c);
+      }
+      if (any_mn) filter(ns, [](char32_t c) { return !is_mark_nonspacing(c); });
     }
     if (lowercase_) lowercase(ns);
     return Status();

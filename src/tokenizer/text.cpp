@@ -300,6 +300,11 @@ void lowercase(NStr& ns) {
 // extra outputs are insertions, and missing ones are removals charged to the first output.
 void normalize_form(NStr& ns, NormForm form) {
   if (norm_is_inert_ascii(ns.norm)) return;
+  {
+    UErrorCode st = U_ZERO_ERROR;
+    icu::UnicodeString u = icu::UnicodeString::fromUTF8(icu::StringPiece(ns.norm.data(), static_cast<int32_t>(ns.norm.size())));
+    if (normalizer_for(form)->isNormalized(u, st) && U_SUCCESS(st)) return;
+  }
   std::u32string chars = to_u32(ns.norm);
   std::vector<CharChange> dest;
   dest.reserve(chars.size() + 8);
