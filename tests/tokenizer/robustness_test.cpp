@@ -178,3 +178,20 @@ TEST(TokenizerEncode, BatchThreadsGiveSameResult) {
 }
 
 }  // namespace
+
+namespace {
+// Documented Unicode-version difference (docs/tokenizer.md): U+2E4F (Po, Unicode 11) is
+// punctuation for glassbox (ICU, Unicode 15) but not for HF's Unicode 8.0 category tables.
+TEST(TokenizerUnicode, PunctuationAfterUnicode8IsSplitOff) {
+  auto tk = Tokenizer::from_file(std::string(GLASSBOX_SOURCE_DIR) + "/tests/data/tokenizer/models/bert-uncased.json");
+  ASSERT_TRUE(tk.ok()) << tk.error().to_string();
+  glassbox::EncodeOptions o;
+  o.add_special_tokens = false;
+  auto r = tk->encode("ab\xE2\xB9\x8F" "cd", std::nullopt, o);  // "ab" U+2E4F "cd"
+  ASSERT_TRUE(r.ok());
+  // glassbox: ["ab"-pieces..., one token for U+2E4F at chars [2,3), "cd"-pieces...]
+  bool split = false;
+  for (auto& off : r->offsets) split |= off.first == 2 && off.second == 3;
+  EXPECT_TRUE(split) << "U+2E4F should be its own pre-token (HF keeps it inside the word)";
+}
+}  // namespace
