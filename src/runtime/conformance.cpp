@@ -115,7 +115,7 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
       const double a = element_as_double(actual, i), e = element_as_double(expected, i);
       if (std::isnan(e) && std::isnan(a)) continue;
       if (a == e) continue;  // also equal infinities
-      if (!(std::fabs(a - e) <= atol + rtol * std::fabs(e))) {
+      if (std::isinf(a) || std::isinf(e) || !(std::fabs(a - e) <= atol + rtol * std::fabs(e))) {
         std::ostringstream os;
         os.precision(9);
         os << "element " << i << " is " << a << ", expected " << e << " (|diff| " << std::fabs(a - e) << " > atol "
