@@ -39,18 +39,18 @@ G3 pad3(const PoolGeometry& g) {
 
 }  // namespace
 
-void max_pool_f32(const PoolGeometry& g, const float* x, float* y, int64_t* indices, int storage_order,
-                  ThreadPool* pool) {
+template <class T>
+void max_pool_t(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int storage_order, ThreadPool* pool) {
   const G3 d = pad3(g);
   const int64_t in_sp = d.in[0] * d.in[1] * d.in[2], out_sp = d.out[0] * d.out[1] * d.out[2];
   for_each_plane(g.planes, out_sp * d.k[0] * d.k[1] * d.k[2], pool, [&](int64_t p) {
-    const float* xp = x + p * in_sp;
-    float* yp = y + p * out_sp;
+    const T* xp = x + p * in_sp;
+    T* yp = y + p * out_sp;
     int64_t* ip = indices ? indices + p * out_sp : nullptr;
     for (int64_t o0 = 0; o0 < d.out[0]; ++o0)
       for (int64_t o1 = 0; o1 < d.out[1]; ++o1)
         for (int64_t o2 = 0; o2 < d.out[2]; ++o2) {
-          float best = -std::numeric_limits<float>::infinity();
+          T best = std::numeric_limits<T>::lowest();  // replaced by the first value inside the window
           int64_t best_at = -1, bi0 = 0, bi1 = 0, bi2 = 0;
           for (int64_t k0 = 0; k0 < d.k[0]; ++k0) {
             const int64_t i0 = o0 * d.s[0] - d.pb[0] + k0 * d.d[0];
@@ -81,6 +81,19 @@ void max_pool_f32(const PoolGeometry& g, const float* x, float* y, int64_t* indi
           }
         }
   });
+}
+
+void max_pool_f32(const PoolGeometry& g, const float* x, float* y, int64_t* indices, int storage_order,
+                  ThreadPool* pool) {
+  max_pool_t(g, x, y, indices, storage_order, pool);
+}
+void max_pool_u8(const PoolGeometry& g, const uint8_t* x, uint8_t* y, int64_t* indices, int storage_order,
+                 ThreadPool* pool) {
+  max_pool_t(g, x, y, indices, storage_order, pool);
+}
+void max_pool_i8(const PoolGeometry& g, const int8_t* x, int8_t* y, int64_t* indices, int storage_order,
+                 ThreadPool* pool) {
+  max_pool_t(g, x, y, indices, storage_order, pool);
 }
 
 void avg_pool_f32(const PoolGeometry& g, const float* x, float* y, bool count_include_pad, ThreadPool* pool) {

@@ -25,6 +25,11 @@ struct PoolGeometry {
 // flat index of the max in the whole input; storage_order 1 = column-major within a plane.
 void max_pool_f32(const PoolGeometry& g, const float* x, float* y, int64_t* indices, int storage_order,
                   ThreadPool* pool);
+// The same for 8-bit integers (MaxPool accepts uint8/int8 from opset 12).
+void max_pool_u8(const PoolGeometry& g, const uint8_t* x, uint8_t* y, int64_t* indices, int storage_order,
+                 ThreadPool* pool);
+void max_pool_i8(const PoolGeometry& g, const int8_t* x, int8_t* y, int64_t* indices, int storage_order,
+                 ThreadPool* pool);
 // Average over each window; count_include_pad counts padded positions (up to the end padding) in the divisor.
 void avg_pool_f32(const PoolGeometry& g, const float* x, float* y, bool count_include_pad, ThreadPool* pool);
 // Global average / max of each plane of `size` elements.

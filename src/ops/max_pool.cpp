@@ -15,17 +15,25 @@ class MaxPoolOp final : public Op {
   explicit MaxPoolOp(MaxPoolAttrs a) : a_(std::move(a)) {}
   Status compute(ComputeContext& ctx) const override {
     GB_ASSIGN_OR_RETURN(const Tensor* x, nn::need_input(ctx, 0, "X"));
-    GB_RETURN_IF_ERROR(nn::need_float32(ctx, *x, "X"));
+    const DataType dt = x->dtype();
+    if (dt != DataType::kFloat32 && dt != DataType::kUInt8 && dt != DataType::kInt8)
+      return nn::node_error(ctx, ErrorCode::kUnsupported,
+                            std::string("X has dtype ") + dtype_name(dt) + "; MaxPool supports float32, uint8, int8");
     Shape out;
     GB_ASSIGN_OR_RETURN(kernels::PoolGeometry g, nn::pool_geometry(ctx, a_.spatial, *x, out));
-    GB_ASSIGN_OR_RETURN(Tensor* y, ctx.allocate_output(0, DataType::kFloat32, out));
+    GB_ASSIGN_OR_RETURN(Tensor* y, ctx.allocate_output(0, dt, out));
     int64_t* idx = nullptr;
     if (ctx.num_outputs() > 1) {
       GB_ASSIGN_OR_RETURN(Tensor* it, ctx.allocate_output(1, DataType::kInt64, out));
       idx = it->mutable_data<int64_t>();
     }
-    kernels::max_pool_f32(g, x->data<float>(), y->mutable_data<float>(), idx, static_cast<int>(a_.storage_order),
-                          &ctx.pool());
+    const int so = static_cast<int>(a_.storage_order);
+    if (dt == DataType::kFloat32)
+      kernels::max_pool_f32(g, x->data<float>(), y->mutable_data<float>(), idx, so, &ctx.pool());
+    else if (dt == DataType::kUInt8)
+      kernels::max_pool_u8(g, x->data<uint8_t>(), y->mutable_data<uint8_t>(), idx, so, &ctx.pool());
+    else
+      kernels::max_pool_i8(g, x->data<int8_t>(), y->mutable_data<int8_t>(), idx, so, &ctx.pool());
     return Status::ok_status();
   }
 

@@ -208,3 +208,20 @@ TEST(Norm, BatchAndLayerNormMatchNaive) {
 
 }  // namespace
 }  // namespace glassbox::testing_nn
+
+namespace glassbox::testing_nn {
+namespace {
+
+TEST(Pool, MaxPoolUint8AndScatterAlias) {
+  Tensor x = make_tensor<uint8_t>(DataType::kUInt8, {1, 1, 2, 2}, {3, 250, 7, 1});
+  TestContext ctx({x});
+  ASSERT_TRUE(run_op(make_node("MaxPool", {attr_is("kernel_shape", {2, 2})}), 12, ctx).ok());
+  EXPECT_EQ(ctx.output(0).dtype(), DataType::kUInt8);
+  EXPECT_EQ(ctx.output(0).data<uint8_t>()[0], 250);
+  TestContext sc({f32({3}, {1, 2, 3}), i64({1}, {-1}), f32({1}, {9})});
+  ASSERT_TRUE(run_op(make_node("Scatter"), 10, sc).ok());
+  EXPECT_EQ(to_vec(sc.output(0)), (std::vector<float>{1, 2, 9}));
+}
+
+}  // namespace
+}  // namespace glassbox::testing_nn

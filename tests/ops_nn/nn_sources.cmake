@@ -29,6 +29,7 @@ set(GLASSBOX_NN_SOURCES
   ${PROJECT_SOURCE_DIR}/src/ops/reshape.cpp
   ${PROJECT_SOURCE_DIR}/src/ops/resize.cpp
   ${PROJECT_SOURCE_DIR}/src/ops/scatter_elements.cpp
+  ${PROJECT_SOURCE_DIR}/src/ops/scatter.cpp
   ${PROJECT_SOURCE_DIR}/src/ops/scatter_nd.cpp
   ${PROJECT_SOURCE_DIR}/src/ops/shape.cpp
   ${PROJECT_SOURCE_DIR}/src/ops/size.cpp

@@ -1,6 +1,8 @@
 // Creates NN ops by type for the tests, mirroring their src/ops/ops.inc lines
 // (same names and opset ranges), so the suite does not depend on other ops.
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "ops/op.h"
 
@@ -35,6 +37,7 @@ Result<std::unique_ptr<Op>> create_Reshape(const graph::Node& node, int64_t opse
 Result<std::unique_ptr<Op>> create_Resize(const graph::Node& node, int64_t opset);
 Result<std::unique_ptr<Op>> create_ScatterElements(const graph::Node& node, int64_t opset);
 Result<std::unique_ptr<Op>> create_ScatterND(const graph::Node& node, int64_t opset);
+Result<std::unique_ptr<Op>> create_Scatter(const graph::Node& node, int64_t opset);
 Result<std::unique_ptr<Op>> create_Shape(const graph::Node& node, int64_t opset);
 Result<std::unique_ptr<Op>> create_Size(const graph::Node& node, int64_t opset);
 Result<std::unique_ptr<Op>> create_Slice(const graph::Node& node, int64_t opset);
@@ -46,13 +49,13 @@ Result<std::unique_ptr<Op>> create_Transpose(const graph::Node& node, int64_t op
 Result<std::unique_ptr<Op>> create_Unsqueeze(const graph::Node& node, int64_t opset);
 Result<std::unique_ptr<Op>> create_Upsample(const graph::Node& node, int64_t opset);
 
-Result<std::unique_ptr<Op>> create_nn_op_for_test(const graph::Node& node, int64_t opset) {
-  struct Entry {
-    const char* name;
-    int64_t first, last;
-    OpFactory f;
-  };
-  static const Entry kEntries[] = {
+namespace {
+struct Entry {
+  const char* name;
+  int64_t first, last;
+  OpFactory f;
+};
+const Entry kEntries[] = {
       {"AveragePool", 1, 17, &create_AveragePool},
       {"BatchNormalization", 1, 17, &create_BatchNormalization},
       {"Concat", 1, 17, &create_Concat},
@@ -83,6 +86,7 @@ Result<std::unique_ptr<Op>> create_nn_op_for_test(const graph::Node& node, int64
       {"Resize", 10, 17, &create_Resize},
       {"ScatterElements", 11, 17, &create_ScatterElements},
       {"ScatterND", 11, 17, &create_ScatterND},
+      {"Scatter", 9, 10, &create_Scatter},
       {"Shape", 1, 17, &create_Shape},
       {"Size", 1, 17, &create_Size},
       {"Slice", 1, 17, &create_Slice},
@@ -93,7 +97,16 @@ Result<std::unique_ptr<Op>> create_nn_op_for_test(const graph::Node& node, int64
       {"Transpose", 1, 17, &create_Transpose},
       {"Unsqueeze", 1, 17, &create_Unsqueeze},
       {"Upsample", 7, 9, &create_Upsample},
-  };
+};
+}  // namespace
+
+std::vector<std::tuple<std::string, int64_t, int64_t>> nn_test_registry_entries() {
+  std::vector<std::tuple<std::string, int64_t, int64_t>> v;
+  for (const auto& e : kEntries) v.emplace_back(e.name, e.first, e.last);
+  return v;
+}
+
+Result<std::unique_ptr<Op>> create_nn_op_for_test(const graph::Node& node, int64_t opset) {
   for (const auto& e : kEntries)
     if (node.op_type == e.name) {
       if (opset < e.first || opset > e.last)
