@@ -22,4 +22,18 @@ void gemm_f32(const GemmDesc& d, const float* A, const float* B, float* C, int t
 // Straightforward triple loop with double accumulation (test reference).
 void gemm_f32_reference(const GemmDesc& d, const float* A, const float* B, float* C);
 
+// Plain loops for any arithmetic type (float64 MatMul/Einsum; small sizes).
+template <class T>
+void gemm_naive(const GemmDesc& d, const T* A, const T* B, T* C) {
+  for (int64_t b = 0; b < d.batch; ++b)
+    for (int64_t i = 0; i < d.M; ++i)
+      for (int64_t j = 0; j < d.N; ++j) {
+        T acc = 0;
+        for (int64_t k = 0; k < d.K; ++k)
+          acc += (d.trans_a ? A[b * d.stride_a + k * d.lda + i] : A[b * d.stride_a + i * d.lda + k]) *
+                 (d.trans_b ? B[b * d.stride_b + j * d.ldb + k] : B[b * d.stride_b + k * d.ldb + j]);
+        C[b * d.stride_c + i * d.ldc + j] = acc;
+      }
+}
+
 }  // namespace glassbox::kernels

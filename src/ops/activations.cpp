@@ -130,3 +130,28 @@ Result<std::unique_ptr<Op>> create_ThresholdedRelu(const graph::Node& node, int6
 }
 
 }  // namespace glassbox::ops
+
+namespace glassbox::ops {
+
+struct ShrinkAttrs {
+  float bias = 0.0f;   // added/subtracted outside the band
+  float lambd = 0.5f;  // half-width of the zero band
+};
+// Shrink (opset 9): x < -lambd ? x + bias : (x > lambd ? x - bias : 0).
+Result<std::unique_ptr<Op>> create_Shrink(const graph::Node& node, int64_t) {
+  ShrinkAttrs a;
+  GB_ASSIGN_OR_RETURN(a.bias, attr_float(node, "bias", a.bias));
+  GB_ASSIGN_OR_RETURN(a.lambd, attr_float(node, "lambd", a.lambd));
+  return make_unary<NumericTypes>(
+      node,
+      [a](auto x) -> decltype(x) {
+        using T = decltype(x);
+        const double v = static_cast<double>(x);
+        if (v < -a.lambd) return static_cast<T>(v + a.bias);
+        if (v > a.lambd) return static_cast<T>(v - a.bias);
+        return T(0);
+      },
+      {"bias", "lambd"});
+}
+
+}  // namespace glassbox::ops

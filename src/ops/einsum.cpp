@@ -15,6 +15,7 @@
 
 #include "kernels/gemm.h"
 #include "ops/attr_util.h"
+#include "ops/dtype_dispatch.h"
 #include "ops/elementwise.h"
 
 namespace glassbox::ops {
@@ -43,9 +44,10 @@ Result<Equation> parse(const std::string& eq) {
     return make_error(ErrorCode::kUnsupported, "Einsum equation '" + eq + "': " + why, {},
                       "rewrite the einsum as MatMul/Transpose/ReduceSum when exporting");
   };
-  if (s.find("...") != std::string::npos) return bad("ellipsis is not implemented");
   if (e.inputs.size() > 2) return bad("more than two operands is not implemented");
-  for (const auto& in : e.inputs) {
+  for (std::string in : e.inputs) {
+    if (const size_t p = in.find("..."); p != std::string::npos) in.erase(p, 3);
+    if (in.find('.') != std::string::npos) return bad("malformed ellipsis");
     for (char c : in)
       if (!std::isalpha(static_cast<unsigned char>(c))) return bad(std::string("unexpected character '") + c + "'");
     for (size_t i = 0; i < in.size(); ++i)
@@ -53,22 +55,24 @@ Result<Equation> parse(const std::string& eq) {
   }
   if (arrow != std::string::npos) {
     e.output = s.substr(arrow + 2);
-  } else {  // implicit: letters that appear exactly once, alphabetically
+  } else {  // implicit: ellipsis dims, then letters that appear exactly once, alphabetically
     std::string all;
     for (const auto& in : e.inputs) all += in;
+    if (all.find("...") != std::string::npos) e.output = "...";
     for (char c = 'A'; c <= 'z'; ++c)
-      if (std::count(all.begin(), all.end(), c) == 1) e.output += c;
+      if (std::isalpha(static_cast<unsigned char>(c)) && std::count(all.begin(), all.end(), c) == 1) e.output += c;
   }
   return e;
 }
 
 // Gathers tensor x (letters `from`, dims) into letter order `to`, summing
 // letters of `from` missing from `to`. dims_of maps letters to sizes.
-void gather_sum(const float* x, const std::string& from, const std::vector<int64_t>& dims, const std::string& to,
-                const std::array<int64_t, 128>& size_of, float* y) {
+template <class T>
+void gather_sum(const T* x, const std::string& from, const std::vector<int64_t>& dims, const std::string& to,
+                const std::array<int64_t, 128>& size_of, T* y) {
   int64_t out_n = 1;
   for (char c : to) out_n *= size_of[static_cast<unsigned char>(c)];
-  std::fill(y, y + out_n, 0.f);
+  std::fill(y, y + out_n, T(0));
   // Stride in y of each letter of `from` (0 when summed away).
   std::vector<int64_t> ystride(from.size(), 0);
   for (size_t i = 0; i < from.size(); ++i) {
@@ -93,52 +97,100 @@ void gather_sum(const float* x, const std::string& from, const std::vector<int64
   }
 }
 
+// Replaces "..." by letters unused in the equation, right-aligned across
+// operands (an operand with fewer ellipsis dims gets the trailing ones).
+Result<Equation> expand_ellipsis(const Equation& e, const std::vector<const Tensor*>& ins) {
+  bool any = e.output.find("...") != std::string::npos;
+  for (const auto& in : e.inputs) any = any || in.find("...") != std::string::npos;
+  if (!any) return e;
+  std::string used;
+  for (const auto& in : e.inputs) used += in;
+  used += e.output;
+  std::string pool;
+  for (char c = 'A'; c <= 'z'; ++c)
+    if (std::isalpha(static_cast<unsigned char>(c)) && used.find(c) == std::string::npos) pool += c;
+  std::vector<int64_t> ell(e.inputs.size(), 0);
+  int64_t max_ell = 0;
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    const size_t p = e.inputs[i].find("...");
+    if (p == std::string::npos) continue;
+    ell[i] = ins[i]->rank() - static_cast<int64_t>(e.inputs[i].size() - 3);
+    if (ell[i] < 0)
+      return make_error(ErrorCode::kInvalidArgument, "operand " + std::to_string(i) + " has too few dims for '" +
+                                                         e.inputs[i] + "'");
+    max_ell = std::max(max_ell, ell[i]);
+  }
+  if (max_ell > static_cast<int64_t>(pool.size()))
+    return make_error(ErrorCode::kUnsupported, "Einsum: too many ellipsis dims");
+  const std::string letters = pool.substr(0, static_cast<size_t>(max_ell));
+  Equation out = e;
+  for (size_t i = 0; i < e.inputs.size(); ++i)
+    if (const size_t p = out.inputs[i].find("..."); p != std::string::npos)
+      out.inputs[i].replace(p, 3, letters.substr(static_cast<size_t>(max_ell - ell[i])));
+  if (const size_t p = out.output.find("..."); p != std::string::npos) out.output.replace(p, 3, letters);
+  return out;
+}
+
 class EinsumOp final : public Op {
  public:
   explicit EinsumOp(Equation e) : e_(std::move(e)) {}
 
   Status compute(ComputeContext& ctx) const override {
+    GB_ASSIGN_OR_RETURN(const Tensor* first, require_input(ctx, 0, "Inputs"));
+    if (first->dtype() == DataType::kFloat64) return run<double>(ctx);
+    return run<float>(ctx);
+  }
+
+ private:
+  template <class T>
+  Status run(ComputeContext& ctx) const {
+    std::vector<const Tensor*> raw;
+    for (size_t i = 0; i < e_.inputs.size(); ++i) {
+      GB_ASSIGN_OR_RETURN(const Tensor* t, require_input(ctx, i, "Inputs"));
+      raw.push_back(t);
+    }
+    GB_ASSIGN_OR_RETURN(Equation eq, expand_ellipsis(e_, raw));
     std::array<int64_t, 128> size_of{};
     size_of.fill(-1);
     std::vector<const Tensor*> ins;
-    for (size_t i = 0; i < e_.inputs.size(); ++i) {
+    for (size_t i = 0; i < eq.inputs.size(); ++i) {
       GB_ASSIGN_OR_RETURN(const Tensor* t, require_input(ctx, i, "Inputs"));
-      if (t->dtype() != DataType::kFloat32)
-        return op_error(ctx, ErrorCode::kUnsupported, std::string("Einsum supports float32 only, got ") +
-                                                          dtype_name(t->dtype()));
-      if (t->rank() != static_cast<int64_t>(e_.inputs[i].size()))
+      if (t->dtype() != dtype_of<T>())
+        return op_error(ctx, ErrorCode::kUnsupported, std::string("Einsum supports float32/float64 (all operands "
+                                                                  "alike), got ") + dtype_name(t->dtype()));
+      if (t->rank() != static_cast<int64_t>(eq.inputs[i].size()))
         return op_error(ctx, ErrorCode::kInvalidArgument,
                         "operand " + std::to_string(i) + " has rank " + std::to_string(t->rank()) + " but term '" +
-                            e_.inputs[i] + "' has " + std::to_string(e_.inputs[i].size()) + " letters");
-      for (size_t d = 0; d < e_.inputs[i].size(); ++d) {
-        int64_t& s = size_of[static_cast<unsigned char>(e_.inputs[i][d])];
+                            eq.inputs[i] + "' has " + std::to_string(eq.inputs[i].size()) + " letters");
+      for (size_t d = 0; d < eq.inputs[i].size(); ++d) {
+        int64_t& s = size_of[static_cast<unsigned char>(eq.inputs[i][d])];
         const int64_t dim = t->shape()[d];
         if (s == -1 || s == 1) s = dim;
         else if (dim != s && dim != 1)
           return op_error(ctx, ErrorCode::kInvalidArgument,
-                          std::string("letter '") + e_.inputs[i][d] + "' has sizes " + std::to_string(s) + " and " +
+                          std::string("letter '") + eq.inputs[i][d] + "' has sizes " + std::to_string(s) + " and " +
                               std::to_string(dim));
       }
       ins.push_back(t);
     }
     Shape out_shape;
-    for (char c : e_.output) {
+    for (char c : eq.output) {
       if (size_of[static_cast<unsigned char>(c)] < 0)
         return op_error(ctx, ErrorCode::kInvalidArgument, std::string("output letter '") + c + "' is in no input");
       out_shape.push_back(size_of[static_cast<unsigned char>(c)]);
     }
     for (size_t i = 0; i < ins.size(); ++i)
-      for (size_t d = 0; d < e_.inputs[i].size(); ++d)
-        if (ins[i]->shape()[d] != size_of[static_cast<unsigned char>(e_.inputs[i][d])])
+      for (size_t d = 0; d < eq.inputs[i].size(); ++d)
+        if (ins[i]->shape()[d] != size_of[static_cast<unsigned char>(eq.inputs[i][d])])
           return op_error(ctx, ErrorCode::kUnsupported, "broadcasting a size-1 letter is not implemented");
-    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, out_shape));
+    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dtype_of<T>(), out_shape));
     if (ins.size() == 1) {
-      gather_sum(ins[0]->data<float>(), e_.inputs[0], ins[0]->shape(), e_.output, size_of, y->mutable_data<float>());
+      gather_sum(ins[0]->data<T>(), eq.inputs[0], ins[0]->shape(), eq.output, size_of, y->mutable_data<T>());
       return {};
     }
-    const std::string& a = e_.inputs[0];
-    const std::string& b = e_.inputs[1];
-    const std::string& o = e_.output;
+    const std::string& a = eq.inputs[0];
+    const std::string& b = eq.inputs[1];
+    const std::string& o = eq.output;
     std::string batch, m, n, k;
     for (char c : a) {
       const bool in_b = b.find(c) != std::string::npos, in_o = o.find(c) != std::string::npos;
@@ -156,22 +208,22 @@ class EinsumOp final : public Op {
     const int64_t NB = count(batch), M = count(m), N = count(n), K = count(k);
     // Gather operands unless already in [batch, M, K] / [batch, K, N] order.
     auto prepare = [&](const Tensor& t, const std::string& from, const std::string& to, Tensor& scratch)
-        -> Result<const float*> {
-      if (from == to) return t.data<float>();
-      GB_ASSIGN_OR_RETURN(scratch, ctx.allocate_scratch(DataType::kFloat32, {std::max<int64_t>(1, count(to))}));
-      gather_sum(t.data<float>(), from, t.shape(), to, size_of, scratch.mutable_data<float>());
-      return static_cast<const float*>(scratch.data<float>());
+        -> Result<const T*> {
+      if (from == to) return t.data<T>();
+      GB_ASSIGN_OR_RETURN(scratch, ctx.allocate_scratch(dtype_of<T>(), {std::max<int64_t>(1, count(to))}));
+      gather_sum(t.data<T>(), from, t.shape(), to, size_of, scratch.mutable_data<T>());
+      return static_cast<const T*>(scratch.data<T>());
     };
     Tensor sa, sb, sc;
     // B may be used as [batch, N, K] (trans_b) when that is its natural order.
     const bool b_trans = (b == batch + n + k) && b != batch + k + n;
-    GB_ASSIGN_OR_RETURN(const float* pa, prepare(*ins[0], a, batch + m + k, sa));
-    GB_ASSIGN_OR_RETURN(const float* pb, prepare(*ins[1], b, b_trans ? batch + n + k : batch + k + n, sb));
+    GB_ASSIGN_OR_RETURN(const T* pa, prepare(*ins[0], a, batch + m + k, sa));
+    GB_ASSIGN_OR_RETURN(const T* pb, prepare(*ins[1], b, b_trans ? batch + n + k : batch + k + n, sb));
     const std::string prod_order = batch + m + n;
-    float* pc = y->mutable_data<float>();
+    T* pc = y->mutable_data<T>();
     if (prod_order != o) {
-      GB_ASSIGN_OR_RETURN(sc, ctx.allocate_scratch(DataType::kFloat32, {std::max<int64_t>(1, NB * M * N)}));
-      pc = sc.mutable_data<float>();
+      GB_ASSIGN_OR_RETURN(sc, ctx.allocate_scratch(dtype_of<T>(), {std::max<int64_t>(1, NB * M * N)}));
+      pc = sc.mutable_data<T>();
     }
     kernels::GemmDesc d;
     d.batch = NB;
@@ -185,11 +237,12 @@ class EinsumOp final : public Op {
     d.stride_a = M * K;
     d.stride_b = K * N;
     d.stride_c = M * N;
-    kernels::gemm_f32(d, pa, pb, pc, ctx.pool().size());
+    if constexpr (std::is_same_v<T, float>) kernels::gemm_f32(d, pa, pb, pc, ctx.pool().size());
+    else kernels::gemm_naive<T>(d, pa, pb, pc);
     if (prod_order != o) {
       std::vector<int64_t> dims;
       for (char c : prod_order) dims.push_back(size_of[static_cast<unsigned char>(c)]);
-      gather_sum(pc, prod_order, dims, o, size_of, y->mutable_data<float>());
+      gather_sum(pc, prod_order, dims, o, size_of, y->mutable_data<T>());
     }
     return {};
   }

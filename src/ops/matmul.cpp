@@ -1,6 +1,6 @@
 // MatMul: numpy matmul semantics. Rank-1 operands are promoted ([K] -> [1, K]
 // for A, [K, 1] for B) and the promoted dim removed from the output; batch dims
-// broadcast. float32 only (kernels/gemm.h on oneDNN); other dtypes are refused.
+// broadcast. float32 on oneDNN (kernels/gemm.h); float64/int32/int64/uint32/uint64 on plain loops.
 // Layouts: B without batch (linear layers) folds A's batch into M: one GEMM.
 // Equal batches: one batched GEMM. Otherwise one GEMM per output matrix.
 #include <algorithm>
@@ -8,6 +8,7 @@
 
 #include "kernels/gemm.h"
 #include "ops/attr_util.h"
+#include "ops/dtype_dispatch.h"
 #include "ops/elementwise.h"
 
 namespace glassbox::ops {
@@ -24,11 +25,19 @@ class MatMulOp final : public Op {
   Status compute(ComputeContext& ctx) const override {
     GB_ASSIGN_OR_RETURN(const Tensor* a, require_input(ctx, 0, "A"));
     GB_ASSIGN_OR_RETURN(const Tensor* b, require_input(ctx, 1, "B"));
-    if (a->dtype() != DataType::kFloat32 || b->dtype() != DataType::kFloat32)
-      return op_error(ctx, ErrorCode::kUnsupported,
-                      std::string("MatMul supports float32 only, got ") + dtype_name(a->dtype()) + " x " +
-                          dtype_name(b->dtype()),
-                      "cast the inputs to float32");
+    if (a->dtype() != b->dtype())
+      return op_error(ctx, ErrorCode::kInvalidArgument,
+                      std::string("MatMul inputs differ in dtype: ") + dtype_name(a->dtype()) + " x " +
+                          dtype_name(b->dtype()));
+    using Types = TypeList<float, double, int32_t, int64_t, uint32_t, uint64_t>;
+    return dispatch_dtype<Types>(a->dtype(), "MatMul", [&]<class T>() -> Status { return run<T>(ctx, *a, *b); });
+  }
+
+ private:
+  template <class T>
+  Status run(ComputeContext& ctx, const Tensor& at, const Tensor& bt) const {
+    const Tensor* a = &at;
+    const Tensor* b = &bt;
     if (a->rank() == 0 || b->rank() == 0)
       return op_error(ctx, ErrorCode::kInvalidArgument, "MatMul inputs must have rank >= 1");
     Shape sa = a->shape(), sb = b->shape();
@@ -45,13 +54,18 @@ class MatMulOp final : public Op {
     Shape out_shape = batch;
     if (!a_vec) out_shape.push_back(M);
     if (!b_vec) out_shape.push_back(N);
-    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, out_shape));
+    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, a->dtype(), out_shape));
     const int64_t nb = product(batch, 0, batch.size());
     const int64_t nba = product(batch_a, 0, batch_a.size()), nbb = product(batch_b, 0, batch_b.size());
-    const float* pa = a->data<float>();
-    const float* pb = b->data<float>();
-    float* py = y->mutable_data<float>();
+    const T* pa = a->data<T>();
+    const T* pb = b->data<T>();
+    T* py = y->mutable_data<T>();
     const int threads = ctx.pool().size();
+    // float32 on oneDNN; other dtypes (rare in models) on plain loops.
+    auto gemm = [threads](const kernels::GemmDesc& g, const T* x, const T* w, T* out) {
+      if constexpr (std::is_same_v<T, float>) kernels::gemm_f32(g, x, w, out, threads);
+      else kernels::gemm_naive<T>(g, x, w, out);
+    };
     kernels::GemmDesc d;
     d.N = N;
     d.K = K;
@@ -60,7 +74,7 @@ class MatMulOp final : public Op {
     d.ldc = N;
     if (nbb == 1) {  // shared B: fold batch into rows
       d.M = nba * M;
-      kernels::gemm_f32(d, pa, pb, py, threads);
+      gemm(d, pa, pb, py);
       return {};
     }
     d.M = M;
@@ -69,7 +83,7 @@ class MatMulOp final : public Op {
       d.stride_a = M * K;
       d.stride_b = K * N;
       d.stride_c = M * N;
-      kernels::gemm_f32(d, pa, pb, py, threads);
+      gemm(d, pa, pb, py);
       return {};
     }
     // General broadcast: map each output batch index to A's and B's.
@@ -82,7 +96,7 @@ class MatMulOp final : public Op {
         oa = oa * ba[i] + (ba[i] == 1 ? 0 : idx[i]);
         ob = ob * bb[i] + (bb[i] == 1 ? 0 : idx[i]);
       }
-      kernels::gemm_f32(d, pa + oa * M * K, pb + ob * K * N, py + n * M * N, threads);
+      gemm(d, pa + oa * M * K, pb + ob * K * N, py + n * M * N);
       for (size_t i = r; i-- > 0;) {
         if (++idx[i] < batch[i]) break;
         idx[i] = 0;
@@ -91,7 +105,6 @@ class MatMulOp final : public Op {
     return {};
   }
 
- private:
   static Shape padded(const Shape& s, size_t rank) {
     Shape p(rank - s.size(), 1);
     p.insert(p.end(), s.begin(), s.end());
