@@ -180,12 +180,6 @@ class BpeModel : public Model {
 
   Status tokenize(std::string_view text, std::vector<Token>& out) const override {
     if (text.empty()) return Status();
-    if (ignore_merges) {
-      if (auto id = lookup(vocab, text)) {
-        out.push_back(Token{*id, rev[*id], 0, static_cast<std::uint32_t>(text.size())});
-        return Status();
-      }
-    }
     thread_local Cache cache;
     if (cache.generation != generation) {
       cache.map.clear();
@@ -193,11 +187,18 @@ class BpeModel : public Model {
     }
     const Word* word = nullptr;
     Word local;
-    auto it = cache.map.find(text);
+    auto it = cache.map.find(text);  // one hash for repeated words (ignore_merges results are cached too)
     if (it != cache.map.end()) {
       word = &it->second;
     } else {
-      GB_RETURN_IF_ERROR(merge_word(text, local));
+      std::optional<std::uint32_t> whole;
+      if (ignore_merges) whole = lookup(vocab, text);
+      if (whole) {
+        local.ids.assign(1, *whole);
+        local.lens.assign(1, static_cast<std::uint32_t>(text.size()));
+      } else {
+        GB_RETURN_IF_ERROR(merge_word(text, local));
+      }
       if (text.size() < 256) {
         if (cache.map.size() > 200000) cache.map.clear();
         word = &cache.map.emplace(std::string(text), std::move(local)).first->second;
