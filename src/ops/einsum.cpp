@@ -4,8 +4,9 @@
 // output are summed first. Each operand is gathered into [batch, M, K] /
 // [batch, K, N] (no copy when already in that order), multiplied with one
 // batched GEMM (kernels/gemm.h), and the result permuted to the output order.
-// Not implemented (refused at load): ellipsis, repeated letters in one operand
-// (diagonals), more than two operands.
+// A letter repeated within one term takes that operand's diagonal (gathered to
+// scratch first). Not implemented (refused): more than two operands,
+// broadcasting a size-1 letter against a larger one.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -50,8 +51,6 @@ Result<Equation> parse(const std::string& eq) {
     if (in.find('.') != std::string::npos) return bad("malformed ellipsis");
     for (char c : in)
       if (!std::isalpha(static_cast<unsigned char>(c))) return bad(std::string("unexpected character '") + c + "'");
-    for (size_t i = 0; i < in.size(); ++i)
-      if (in.find(in[i], i + 1) != std::string::npos) return bad("repeated letter (diagonal) is not implemented");
   }
   if (arrow != std::string::npos) {
     e.output = s.substr(arrow + 2);
@@ -172,6 +171,46 @@ class EinsumOp final : public Op {
                               std::to_string(dim));
       }
       ins.push_back(t);
+    }
+    // Repeated letters in a term: gather the diagonal, keep each letter once.
+    std::array<Tensor, 2> diag;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const std::string term = eq.inputs[i];
+      std::string uniq;
+      for (char c : term)
+        if (uniq.find(c) == std::string::npos) uniq += c;
+      if (uniq.size() == term.size()) continue;
+      std::vector<int64_t> st(term.size());
+      int64_t acc = 1;
+      for (size_t d = term.size(); d-- > 0;) {
+        st[d] = acc;
+        acc *= ins[i]->shape()[d];
+      }
+      Shape ushape;
+      std::vector<int64_t> ustride;
+      for (char c : uniq) {
+        int64_t sum = 0;
+        for (size_t d = 0; d < term.size(); ++d)
+          if (term[d] == c) sum += st[d];
+        ushape.push_back(size_of[static_cast<unsigned char>(c)]);
+        ustride.push_back(sum);
+      }
+      GB_ASSIGN_OR_RETURN(diag[i], ctx.allocate_scratch(dtype_of<T>(), ushape));
+      T* dst = diag[i].template mutable_data<T>();
+      const T* src = ins[i]->template data<T>();
+      std::vector<int64_t> idx(ushape.size(), 0);
+      int64_t off = 0;
+      for (int64_t e = 0; e < diag[i].numel(); ++e) {
+        dst[e] = src[off];
+        for (size_t d = ushape.size(); d-- > 0;) {
+          off += ustride[d];
+          if (++idx[d] < ushape[d]) break;
+          off -= ushape[d] * ustride[d];
+          idx[d] = 0;
+        }
+      }
+      ins[i] = &diag[i];
+      eq.inputs[i] = uniq;
     }
     Shape out_shape;
     for (char c : eq.output) {

@@ -197,3 +197,26 @@ TEST(ArgMax, TiesAndSelectLast) {
 
 }  // namespace
 }  // namespace glassbox::ops::testing
+
+#include <dlfcn.h>
+
+namespace glassbox::ops::testing {
+namespace {
+
+// gemm_dnnl.cpp caps oneDNN's OpenMP threads through omp_set_num_threads found
+// at run time; if libdnnl ever stops loading an OpenMP runtime, this says so.
+TEST(GemmKernel, OpenMpThreadCapIsReachable) {
+  EXPECT_NE(dlsym(RTLD_DEFAULT, "omp_set_num_threads"), nullptr);
+  // And a run with a 1-thread cap still computes correctly.
+  kernels::GemmDesc d;
+  d.M = 4; d.N = 3; d.K = 2; d.lda = 2; d.ldb = 3; d.ldc = 3;
+  const float a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[6] = {1, 0, 0, 0, 1, 0};
+  float c[12];
+  kernels::gemm_f32(d, a, b, c, 1);
+  EXPECT_EQ(c[3], 3.f);
+  EXPECT_EQ(c[4], 4.f);
+  EXPECT_EQ(c[5], 0.f);
+}
+
+}  // namespace
+}  // namespace glassbox::ops::testing

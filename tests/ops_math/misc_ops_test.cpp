@@ -96,7 +96,11 @@ TEST(Einsum, TransformerFormsAndGeneral) {
     expect_close((*out)[0], naive_einsum(c.a, c.b, c.o, ta, tb, used), 1e-4f, 1e-4f);
   }
   EXPECT_FALSE(create_op(NodeBuilder("Einsum", 3).s("equation", "ij,jk,kl->il").node, 13).ok());
-  EXPECT_FALSE(create_op(NodeBuilder("Einsum", 1).s("equation", "ii->i").node, 13).ok());
+  Tensor sq = make_tensor<float>(DataType::kFloat32, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  auto diag = run_op(NodeBuilder("Einsum", 1).s("equation", "ii->i").node, 13, {&sq}).value()[0];
+  EXPECT_EQ(values(diag), (std::vector<float>{1, 5, 9}));
+  auto trace = run_op(NodeBuilder("Einsum", 1).s("equation", "ii").node, 13, {&sq}).value()[0];
+  EXPECT_EQ(values(trace), (std::vector<float>{15}));
 }
 
 TEST(Compare, IntAndFloat) {
