@@ -83,7 +83,14 @@ class Decoder {
 
 Result<std::unique_ptr<Normalizer>> load_normalizer(const JsonCtx& c);
 Result<std::unique_ptr<PreTokenizer>> load_pre_tokenizer(const JsonCtx& c);
-Result<std::unique_ptr<Model>> load_model(const JsonCtx& c);
+// model.vocab (object form) and model.merges captured while parsing, so the 33 MB files of
+// large vocabularies never become a JSON DOM (load time). Empty when not captured.
+struct CapturedModelData {
+  bool has_vocab = false, has_merges = false;
+  std::vector<std::pair<std::string, Json>> vocab;  // (token, id as parsed)
+  std::vector<Json> merges;                         // each entry as parsed
+};
+Result<std::unique_ptr<Model>> load_model(const JsonCtx& c, const CapturedModelData* captured = nullptr);
 Result<std::unique_ptr<PostProcessor>> load_post_processor(const JsonCtx& c);
 Result<std::unique_ptr<Decoder>> load_decoder(const JsonCtx& c);
 

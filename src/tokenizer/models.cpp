@@ -21,19 +21,28 @@ std::optional<std::uint32_t> lookup(const Vocab& v, std::string_view s) {
   return it->second;
 }
 
-// Reads {"token": id, ...} into vocab and the reverse table.
-Status load_vocab_map(const JsonCtx& c, Vocab& vocab, std::vector<std::string>& rev) {
+// Reads {"token": id, ...} into vocab and the reverse table (from the DOM or the entries
+// captured while parsing).
+Status load_vocab_map(const JsonCtx& c, Vocab& vocab, std::vector<std::string>& rev,
+                      const CapturedModelData* cap = nullptr) {
   if (!c.j.is_object()) return c.err("expected an object {token: id}");
-  vocab.reserve(c.j.size());
   std::size_t max_id = 0;
-  for (auto it = c.j.begin(); it != c.j.end(); ++it) {
-    if (!it.value().is_number_unsigned()) return c.at(it.key()).err("expected a non-negative id");
-    std::uint64_t id = it.value().get<std::uint64_t>();
-    if (id > 0xFFFFFFF0ull) return c.at(it.key()).err("id out of range");
-    vocab[it.key()] = static_cast<std::uint32_t>(id);
+  auto add = [&](const std::string& key, const Json& v) -> Status {
+    if (!v.is_number_unsigned()) return c.at(key).err("expected a non-negative id");
+    std::uint64_t id = v.get<std::uint64_t>();
+    if (id > 0xFFFFFFF0ull) return c.at(key).err("id out of range");
+    vocab[key] = static_cast<std::uint32_t>(id);
     max_id = std::max<std::size_t>(max_id, id);
+    return Status();
+  };
+  if (cap && cap->has_vocab) {
+    vocab.reserve(cap->vocab.size());
+    for (auto& [k, v] : cap->vocab) GB_RETURN_IF_ERROR(add(k, v));
+  } else {
+    vocab.reserve(c.j.size());
+    for (auto it = c.j.begin(); it != c.j.end(); ++it) GB_RETURN_IF_ERROR(add(it.key(), it.value()));
   }
-  rev.assign(c.j.empty() ? 0 : max_id + 1, std::string());
+  rev.assign(vocab.empty() ? 0 : max_id + 1, std::string());
   for (auto& [k, v] : vocab) rev[v] = k;
   return Status();
 }
@@ -488,7 +497,7 @@ Result<std::optional<std::string>> opt_string(const JsonCtx& c, const std::strin
   return std::optional<std::string>(s);
 }
 
-Result<std::unique_ptr<Model>> load_bpe(const JsonCtx& c) {
+Result<std::unique_ptr<Model>> load_bpe(const JsonCtx& c, const CapturedModelData* cap) {
   GB_RETURN_IF_ERROR(check_fields(c, {"dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix",
                                       "fuse_unk", "byte_fallback", "ignore_merges", "vocab", "merges"}));
   auto m = std::make_unique<BpeModel>();
@@ -506,7 +515,7 @@ Result<std::unique_ptr<Model>> load_bpe(const JsonCtx& c) {
   GB_ASSIGN_OR_RETURN(m->fuse_unk, get_bool(c, "fuse_unk", false));
   GB_ASSIGN_OR_RETURN(m->byte_fallback, get_bool(c, "byte_fallback", false));
   GB_ASSIGN_OR_RETURN(m->ignore_merges, get_bool(c, "ignore_merges", false));
-  GB_RETURN_IF_ERROR(load_vocab_map(c.at("vocab"), m->vocab, m->rev));
+  GB_RETURN_IF_ERROR(load_vocab_map(c.at("vocab"), m->vocab, m->rev, cap));
   for (int b = 0; b < 256; ++b) {
     char name[8];
     std::snprintf(name, sizeof(name), "<0x%02X>", b);
@@ -516,31 +525,37 @@ Result<std::unique_ptr<Model>> load_bpe(const JsonCtx& c) {
   }
   JsonCtx mc = c.at("merges");
   if (!mc.j.is_array()) return mc.err("expected an array");
-  m->merges.reserve(mc.j.size());
+  const bool from_cap = cap && cap->has_merges;
+  const std::size_t n_merges = from_cap ? cap->merges.size() : mc.j.size();
+  auto merge_err = [&](std::size_t i, const std::string& what) {
+    return make_error(ErrorCode::kInvalidModel, mc.path + "[" + std::to_string(i) + "]: " + what, "tokenizer.json",
+                      "fix the tokenizer.json");
+  };
+  m->merges.reserve(n_merges);
   std::size_t plen = m->prefix ? m->prefix->size() : 0;
-  for (std::size_t i = 0; i < mc.j.size(); ++i) {
-    const Json& e = mc.j[i];
+  for (std::size_t i = 0; i < n_merges; ++i) {
+    const Json& e = from_cap ? cap->merges[i] : mc.j[i];
     std::string a, b;
     if (e.is_string()) {
       const std::string& s = e.get_ref<const std::string&>();
       std::size_t sp = s.find(' ');
       if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-        return mc.at(i).err("expected \"a b\", got \"" + s + "\"");
+        return merge_err(i, "expected \"a b\", got \"" + s + "\"");
       a = s.substr(0, sp);
       b = s.substr(sp + 1);
     } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
       a = e[0].get<std::string>();
       b = e[1].get<std::string>();
     } else {
-      return mc.at(i).err("expected [\"a\", \"b\"] or \"a b\"");
+      return merge_err(i, "expected [\"a\", \"b\"] or \"a b\"");
     }
     auto ia = lookup(m->vocab, a), ib = lookup(m->vocab, b);
-    if (!ia) return mc.at(i).err("merge token \"" + a + "\" is not in the vocabulary");
-    if (!ib) return mc.at(i).err("merge token \"" + b + "\" is not in the vocabulary");
-    if (b.size() < plen) return mc.at(i).err("merge token \"" + b + "\" is shorter than continuing_subword_prefix");
+    if (!ia) return merge_err(i, "merge token \"" + a + "\" is not in the vocabulary");
+    if (!ib) return merge_err(i, "merge token \"" + b + "\" is not in the vocabulary");
+    if (b.size() < plen) return merge_err(i, "merge token \"" + b + "\" is shorter than continuing_subword_prefix");
     std::string merged = a + b.substr(plen);
     auto in = lookup(m->vocab, merged);
-    if (!in) return mc.at(i).err("merged token \"" + merged + "\" is not in the vocabulary");
+    if (!in) return merge_err(i, "merged token \"" + merged + "\" is not in the vocabulary");
     m->merges[BpeModel::key(*ia, *ib)] = {static_cast<std::uint32_t>(i), *in};
   }
   return std::unique_ptr<Model>(std::move(m));
@@ -548,7 +563,7 @@ Result<std::unique_ptr<Model>> load_bpe(const JsonCtx& c) {
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> load_model(const JsonCtx& c) {
+Result<std::unique_ptr<Model>> load_model(const JsonCtx& c, const CapturedModelData* cap) {
   if (!c.j.is_object()) return c.err("expected an object");
   std::string type;
   if (c.j.contains("type")) {
@@ -560,7 +575,7 @@ Result<std::unique_ptr<Model>> load_model(const JsonCtx& c) {
   } else {
     return c.err("missing \"type\"");
   }
-  if (type == "BPE") return load_bpe(c);
+  if (type == "BPE") return load_bpe(c, cap);
   if (type == "WordPiece") {
     GB_RETURN_IF_ERROR(check_fields(c, {"unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"}));
     auto m = std::make_unique<WordPieceModel>();
@@ -569,7 +584,7 @@ Result<std::unique_ptr<Model>> load_model(const JsonCtx& c) {
     GB_ASSIGN_OR_RETURN(std::int64_t mc, get_int(c, "max_input_chars_per_word", 100));
     if (mc < 0) return c.at("max_input_chars_per_word").err("must be >= 0");
     m->max_chars = static_cast<std::size_t>(mc);
-    GB_RETURN_IF_ERROR(load_vocab_map(c.at("vocab"), m->vocab, m->rev));
+    GB_RETURN_IF_ERROR(load_vocab_map(c.at("vocab"), m->vocab, m->rev, cap));
     for (auto& [k, v] : m->vocab) m->max_token_bytes = std::max(m->max_token_bytes, k.size());
     return std::unique_ptr<Model>(std::move(m));
   }
@@ -577,7 +592,7 @@ Result<std::unique_ptr<Model>> load_model(const JsonCtx& c) {
     GB_RETURN_IF_ERROR(check_fields(c, {"unk_token", "vocab"}));
     auto m = std::make_unique<WordLevelModel>();
     GB_ASSIGN_OR_RETURN(m->unk_token, get_string(c, "unk_token", std::string("<unk>")));
-    GB_RETURN_IF_ERROR(load_vocab_map(c.at("vocab"), m->vocab, m->rev));
+    GB_RETURN_IF_ERROR(load_vocab_map(c.at("vocab"), m->vocab, m->rev, cap));
     return std::unique_ptr<Model>(std::move(m));
   }
   if (type == "Unigram") {

@@ -4,7 +4,10 @@
 
 #include <fstream>
 #include <sstream>
+#include <mutex>
 #include <thread>
+
+#include "core/thread_pool.h"
 
 #include "tokenizer/added_vocab.h"
 #include "tokenizer/components.h"
@@ -24,6 +27,9 @@ struct Tokenizer::Impl {
   tok::AddedVocabulary added;
   std::optional<TruncationPolicy> truncation;
   std::optional<PaddingPolicy> padding;
+  // Persistent workers for encode_batch, so their per-thread word caches stay warm.
+  mutable std::mutex pool_mu;
+  mutable std::unique_ptr<ThreadPool> pool;
 
   Result<Encoding> encode_sequence(std::string_view text, std::uint32_t type_id, OffsetUnit unit) const;
   Result<Encoding> encode_one(std::string_view text, std::optional<std::string_view> pair, const EncodeOptions& o,
@@ -207,7 +213,30 @@ Result<Tokenizer> Tokenizer::from_file(const std::string& path) {
 }
 
 Result<Tokenizer> Tokenizer::from_json_string(std::string_view json) {
-  Json j = Json::parse(json.begin(), json.end(), nullptr, false);
+  tok::CapturedModelData captured;
+  std::vector<std::string> keys(8);
+  // Keep model.vocab / model.merges entries out of the DOM (see CapturedModelData).
+  Json::parser_callback_t cb = [&](int depth, Json::parse_event_t ev, Json& parsed) -> bool {
+    if (ev == Json::parse_event_t::key) {
+      if (depth >= 0 && depth < 8) keys[static_cast<std::size_t>(depth)] = parsed.get<std::string>();
+      return true;
+    }
+    if (depth == 3 && keys[1] == "model") {
+      if (keys[2] == "vocab" && ev == Json::parse_event_t::value) {
+        captured.has_vocab = true;
+        captured.vocab.emplace_back(keys[3], std::move(parsed));
+        return false;
+      }
+      if (keys[2] == "merges" && (ev == Json::parse_event_t::value || ev == Json::parse_event_t::array_end ||
+                                  ev == Json::parse_event_t::object_end)) {
+        captured.has_merges = true;
+        captured.merges.push_back(std::move(parsed));
+        return false;
+      }
+    }
+    return true;
+  };
+  Json j = Json::parse(json.begin(), json.end(), cb, false);
   if (j.is_discarded() || !j.is_object())
     return make_error(ErrorCode::kInvalidModel, "not a JSON object", "tokenizer.json", "pass a tokenizer.json file");
   JsonCtx root{j, ""};
@@ -226,7 +255,7 @@ Result<Tokenizer> Tokenizer::from_json_string(std::string_view json) {
     GB_ASSIGN_OR_RETURN(impl->pre_tokenizer, tok::load_pre_tokenizer(root.at("pre_tokenizer")));
   }
   if (root.at("model").j.is_null()) return root.at("model").err("missing");
-  GB_ASSIGN_OR_RETURN(impl->model, tok::load_model(root.at("model")));
+  GB_ASSIGN_OR_RETURN(impl->model, tok::load_model(root.at("model"), &captured));
   if (!root.at("post_processor").j.is_null()) {
     GB_ASSIGN_OR_RETURN(impl->post_processor, tok::load_post_processor(root.at("post_processor")));
   }
@@ -281,10 +310,14 @@ Result<std::vector<Encoding>> Tokenizer::encode_batch(const std::vector<EncodeIn
   if (num_threads <= 1 || inputs.size() < 2) {
     work(0, 1);
   } else {
-    std::size_t n = std::min(num_threads, inputs.size());
-    std::vector<std::thread> ts;
-    for (std::size_t t = 0; t < n; ++t) ts.emplace_back(work, t, n);
-    for (auto& t : ts) t.join();
+    std::lock_guard<std::mutex> lock(impl_->pool_mu);  // one batch at a time uses the pool
+    if (!impl_->pool || impl_->pool->size() != static_cast<int>(num_threads))
+      impl_->pool = std::make_unique<ThreadPool>(static_cast<int>(num_threads));
+    // interleaved slices balance long and short lines across workers
+    std::size_t n = num_threads;
+    impl_->pool->parallel_for(static_cast<int64_t>(n), 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) work(static_cast<std::size_t>(t), n);
+    });
   }
   std::vector<Encoding> out;
   out.reserve(inputs.size());
