@@ -13,13 +13,69 @@ struct SvHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
-using Vocab = std::unordered_map<std::string, std::uint32_t, SvHash, std::equal_to<>>;
 
-std::optional<std::uint32_t> lookup(const Vocab& v, std::string_view s) {
-  auto it = v.find(s);
-  if (it == v.end()) return std::nullopt;
-  return it->second;
-}
+// Open-addressing string -> id table (vocabulary look-ups dominate encode and load time).
+class Vocab {
+ public:
+  void reserve(std::size_t n) {
+    keys_.reserve(n);
+    ids_.reserve(n);
+    hashes_.reserve(n);
+    rehash(n * 2 + 16);
+  }
+  void set(std::string_view key, std::uint32_t id) {
+    std::uint64_t h = SvHash{}(key);
+    std::size_t i = find_slot(key, h);
+    if (slots_[i]) {
+      ids_[slots_[i] - 1] = id;  // a later duplicate wins, like a map insert
+      return;
+    }
+    keys_.emplace_back(key);
+    ids_.push_back(id);
+    hashes_.push_back(h);
+    slots_[i] = static_cast<std::uint32_t>(keys_.size());
+    if (keys_.size() * 2 > slots_.size()) rehash(slots_.size() * 2);
+  }
+  std::optional<std::uint32_t> get(std::string_view key) const {
+    if (slots_.empty()) return std::nullopt;
+    std::size_t i = find_slot(key, SvHash{}(key));
+    if (!slots_[i]) return std::nullopt;
+    return ids_[slots_[i] - 1];
+  }
+  std::size_t size() const { return keys_.size(); }
+  bool empty() const { return keys_.empty(); }
+  template <class F>
+  void for_each(F fn) const {
+    for (std::size_t i = 0; i < keys_.size(); ++i) fn(keys_[i], ids_[i]);
+  }
+
+ private:
+  std::size_t find_slot(std::string_view key, std::uint64_t h) const {
+    std::size_t mask = slots_.size() - 1, i = h & mask;
+    while (slots_[i]) {
+      std::uint32_t e = slots_[i] - 1;
+      if (hashes_[e] == h && keys_[e] == key) return i;
+      i = (i + 1) & mask;
+    }
+    return i;
+  }
+  void rehash(std::size_t want) {
+    std::size_t n = 16;
+    while (n < want) n <<= 1;
+    slots_.assign(n, 0);
+    for (std::size_t e = 0; e < keys_.size(); ++e) {
+      std::size_t i = hashes_[e] & (n - 1);
+      while (slots_[i]) i = (i + 1) & (n - 1);
+      slots_[i] = static_cast<std::uint32_t>(e + 1);
+    }
+  }
+  std::vector<std::string> keys_;
+  std::vector<std::uint32_t> ids_;
+  std::vector<std::uint64_t> hashes_;
+  std::vector<std::uint32_t> slots_;
+};
+
+std::optional<std::uint32_t> lookup(const Vocab& v, std::string_view s) { return v.get(s); }
 
 // Reads {"token": id, ...} into vocab and the reverse table (from the DOM or the entries
 // captured while parsing).
@@ -31,7 +87,7 @@ Status load_vocab_map(const JsonCtx& c, Vocab& vocab, std::vector<std::string>& 
     if (!v.is_number_unsigned()) return c.at(key).err("expected a non-negative id");
     std::uint64_t id = v.get<std::uint64_t>();
     if (id > 0xFFFFFFF0ull) return c.at(key).err("id out of range");
-    vocab[key] = static_cast<std::uint32_t>(id);
+    vocab.set(key, static_cast<std::uint32_t>(id));
     max_id = std::max<std::size_t>(max_id, id);
     return Status();
   };
@@ -43,7 +99,7 @@ Status load_vocab_map(const JsonCtx& c, Vocab& vocab, std::vector<std::string>& 
     for (auto it = c.j.begin(); it != c.j.end(); ++it) GB_RETURN_IF_ERROR(add(it.key(), it.value()));
   }
   rev.assign(vocab.empty() ? 0 : max_id + 1, std::string());
-  for (auto& [k, v] : vocab) rev[v] = k;
+  vocab.for_each([&](const std::string& k, std::uint32_t v) { rev[v] = k; });
   return Status();
 }
 
@@ -405,7 +461,7 @@ class UnigramModel : public Model {
         if (terminal[node]) {
           std::uint32_t tid = terminal[node] - 1;
           // id = token_to_ids[token] (the last duplicate wins in HF's map)
-          std::uint32_t id = ids.find(pieces[tid].first)->second;
+          std::uint32_t id = *ids.get(pieces[tid].first);
           double cand = pieces[id].second + base;
           Node& t = best[k + 1];
           if (t.starts_at < 0 || cand > t.score) {
@@ -532,28 +588,31 @@ Result<std::unique_ptr<Model>> load_bpe(const JsonCtx& c, const CapturedModelDat
                       "fix the tokenizer.json");
   };
   m->merges.reserve(n_merges);
+  std::string merged;
   std::size_t plen = m->prefix ? m->prefix->size() : 0;
   for (std::size_t i = 0; i < n_merges; ++i) {
     const Json& e = from_cap ? cap->merges[i] : mc.j[i];
-    std::string a, b;
+    std::string_view a, b;
     if (e.is_string()) {
       const std::string& s = e.get_ref<const std::string&>();
       std::size_t sp = s.find(' ');
       if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
         return merge_err(i, "expected \"a b\", got \"" + s + "\"");
-      a = s.substr(0, sp);
-      b = s.substr(sp + 1);
+      a = std::string_view(s).substr(0, sp);
+      b = std::string_view(s).substr(sp + 1);
     } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
-      a = e[0].get<std::string>();
-      b = e[1].get<std::string>();
+      a = e[0].get_ref<const std::string&>();
+      b = e[1].get_ref<const std::string&>();
     } else {
       return merge_err(i, "expected [\"a\", \"b\"] or \"a b\"");
     }
     auto ia = lookup(m->vocab, a), ib = lookup(m->vocab, b);
-    if (!ia) return merge_err(i, "merge token \"" + a + "\" is not in the vocabulary");
-    if (!ib) return merge_err(i, "merge token \"" + b + "\" is not in the vocabulary");
-    if (b.size() < plen) return merge_err(i, "merge token \"" + b + "\" is shorter than continuing_subword_prefix");
-    std::string merged = a + b.substr(plen);
+    if (!ia) return merge_err(i, "merge token \"" + std::string(a) + "\" is not in the vocabulary");
+    if (!ib) return merge_err(i, "merge token \"" + std::string(b) + "\" is not in the vocabulary");
+    if (b.size() < plen)
+      return merge_err(i, "merge token \"" + std::string(b) + "\" is shorter than continuing_subword_prefix");
+    merged.assign(a);
+    merged.append(b.substr(plen));
     auto in = lookup(m->vocab, merged);
     if (!in) return merge_err(i, "merged token \"" + merged + "\" is not in the vocabulary");
     m->merges[BpeModel::key(*ia, *ib)] = {static_cast<std::uint32_t>(i), *in};
@@ -585,7 +644,7 @@ Result<std::unique_ptr<Model>> load_model(const JsonCtx& c, const CapturedModelD
     if (mc < 0) return c.at("max_input_chars_per_word").err("must be >= 0");
     m->max_chars = static_cast<std::size_t>(mc);
     GB_RETURN_IF_ERROR(load_vocab_map(c.at("vocab"), m->vocab, m->rev, cap));
-    for (auto& [k, v] : m->vocab) m->max_token_bytes = std::max(m->max_token_bytes, k.size());
+    m->vocab.for_each([&](const std::string& k, std::uint32_t) { m->max_token_bytes = std::max(m->max_token_bytes, k.size()); });
     return std::unique_ptr<Model>(std::move(m));
   }
   if (type == "WordLevel") {
@@ -606,7 +665,7 @@ Result<std::unique_ptr<Model>> load_model(const JsonCtx& c, const CapturedModelD
       if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number())
         return v.at(i).err("expected [piece, score]");
       m->pieces.emplace_back(e[0].get<std::string>(), e[1].get<double>());
-      m->ids[m->pieces.back().first] = static_cast<std::uint32_t>(i);
+      m->ids.set(m->pieces.back().first, static_cast<std::uint32_t>(i));
       m->min_score = std::min(m->min_score, m->pieces.back().second);
     }
     if (!c.at("unk_id").j.is_null()) {
