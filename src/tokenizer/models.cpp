@@ -24,6 +24,7 @@ class Vocab {
     rehash(n * 2 + 16);
   }
   void set(std::string_view key, std::uint32_t id) {
+    if (slots_.empty()) rehash(16);
     std::uint64_t h = SvHash{}(key);
     std::size_t i = find_slot(key, h);
     if (slots_[i]) {
