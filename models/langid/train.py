@@ -135,7 +135,7 @@ class LangData:
         self.sent_index = [(pi, si) for pi, p in enumerate(self.pages) for si in range(len(p))]
 
 
-def make_example(ld, rng, max_body, p_single=0.45, p_frag=0.30, p_long128=0.15):
+def make_example(ld, rng, max_body, p_single=0.5, p_frag=0.38, p_long128=0.15):
     pi, si = ld.sent_index[rng.randrange(len(ld.sent_index))]
     page = ld.pages[pi]
     r = rng.random()
@@ -225,7 +225,7 @@ def fmt_table(res, title):
 def main():
     global DATA
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=1200)
+    ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--hidden", type=int, default=64)
@@ -234,8 +234,8 @@ def main():
     ap.add_argument("--ff", type=int, default=256)
     ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--p-single", type=float, default=0.45, help="P(example = one sentence)")
-    ap.add_argument("--p-fragment", type=float, default=0.30, help="P(example = 3-40 token fragment)")
+    ap.add_argument("--p-single", type=float, default=0.5, help="P(example = one sentence)")
+    ap.add_argument("--p-fragment", type=float, default=0.38, help="P(example = 3-40 token fragment)")
     ap.add_argument("--p-long128", type=float, default=0.15,
                     help="P(long span may reach max_length, else <= 64 tokens)")
     ap.add_argument("--threads", type=int, default=1)
