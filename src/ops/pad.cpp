@@ -44,7 +44,8 @@ class PadOp final : public Op {
                                 std::to_string(2 * r) + " for input " + shape_to_string(x->shape()));
     Shape out(static_cast<size_t>(r));
     for (int64_t d = 0; d < r; ++d) {
-      out[d] = x->shape()[d] + pads[d] + pads[d + r];
+      if (__builtin_add_overflow(x->shape()[d], pads[d], &out[d]) || __builtin_add_overflow(out[d], pads[d + r], &out[d]))
+        return nn::node_error(ctx, ErrorCode::kLimitExceeded, "padded dim " + std::to_string(d) + " overflows int64");
       if (out[d] < 0)
         return nn::node_error(ctx, ErrorCode::kInvalidArgument, "pads crop dim " + std::to_string(d) + " below 0");
       const bool padded = pads[d] > 0 || pads[d + r] > 0;

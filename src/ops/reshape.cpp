@@ -32,8 +32,8 @@ class ReshapeOp final : public Op {
       } else if (shape[i] < 0) {
         return nn::node_error(ctx, ErrorCode::kInvalidArgument,
                               "shape[" + std::to_string(i) + "] = " + std::to_string(shape[i]) + " is negative");
-      } else {
-        known *= shape[i];
+      } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+        return nn::node_error(ctx, ErrorCode::kInvalidArgument, "shape " + shape_to_string(shape) + " overflows int64");
       }
     }
     if (infer >= 0) {

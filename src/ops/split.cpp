@@ -42,7 +42,9 @@ class SplitOp final : public Op {
                                 " outputs");
     int64_t sum = 0;
     for (int64_t s : split) {
-      if (s < 0) return nn::node_error(ctx, ErrorCode::kInvalidArgument, "split has a negative size");
+      if (s < 0 || s > dim)  // also keeps the sum below from overflowing
+        return nn::node_error(ctx, ErrorCode::kInvalidArgument,
+                              "split size " + std::to_string(s) + " is outside [0, " + std::to_string(dim) + "]");
       sum += s;
     }
     if (sum != dim)

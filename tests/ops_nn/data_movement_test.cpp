@@ -266,3 +266,21 @@ TEST(DepthToSpace, InverseOfSpaceToDepth) {
 
 }  // namespace
 }  // namespace glassbox::testing_nn
+
+namespace glassbox::testing_nn {
+namespace {
+
+TEST(Hostile, OverflowingShapesAndSizesAreErrors) {
+  Tensor x = random_f32({2, 3}, 4);
+  TestContext pad({x, i64({4}, {0, INT64_MAX, 0, INT64_MAX})});
+  EXPECT_FALSE(run_op(make_node("Pad"), 13, pad).ok());
+  TestContext rs({x, i64({3}, {INT64_MAX, 4, -1})});
+  EXPECT_FALSE(run_op(make_node("Reshape"), 14, rs).ok());
+  TestContext sp({x, i64({2}, {INT64_MAX, INT64_MAX})}, 2);
+  EXPECT_FALSE(run_op(make_node("Split", {attr_i("axis", 1)}, 2), 13, sp).ok());
+  TestContext tl({x, i64({2}, {INT64_MAX, 2})});
+  EXPECT_FALSE(run_op(make_node("Tile"), 13, tl).ok());
+}
+
+}  // namespace
+}  // namespace glassbox::testing_nn
