@@ -164,7 +164,9 @@ TEST(TokenizerEncode, TenMegabytesWithoutWhitespaceIsBounded) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   EXPECT_EQ(r->ids.size(), text.size() / 2);
-  EXPECT_LT(secs, 60.0);
+  // ~30 s on a busy 2-core machine (10M symbols through the BPE merge heap); the bound is
+  // loose on purpose because CI shares its cores, it catches quadratic behaviour.
+  EXPECT_LT(secs, 300.0);
 }
 
 TEST(TokenizerEncode, BatchThreadsGiveSameResult) {
