@@ -91,6 +91,7 @@ struct RunStats {
   int64_t arena_bytes = 0;     // 0 when the run used no memory plan
   bool used_memory_plan = false;
   int64_t peak_bytes = 0;      // most bytes live at once during the run
+  int64_t nodes_executed = 0;  // after passes, incl. per-signature shape folding
 };
 
 class SessionImpl;

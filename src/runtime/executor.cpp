@@ -297,6 +297,7 @@ Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<co
     stats->used_memory_plan = rs.arena != nullptr;
     stats->arena_bytes = rs.arena ? options.plan->arena_bytes : 0;
     stats->peak_bytes = rs.peak_bytes;
+    stats->nodes_executed = static_cast<int64_t>(g.steps.size());
   }
   return outputs;
 }

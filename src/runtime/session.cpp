@@ -2,6 +2,7 @@
 // plan memory, execute.
 #include "glassbox/session.h"
 
+#include <cstdio>
 #include <list>
 #include <map>
 #include <mutex>
@@ -134,6 +135,12 @@ class SessionImpl {
     return {};
   }
 
+  static std::string signature(const std::vector<Shape>& key) {
+    std::string out;
+    for (const auto& s : key) out += (out.empty() ? "" : " ") + shape_to_string(s);
+    return out;
+  }
+
   // The plan for this signature, specialized (level 2) and cached.
   Result<std::shared_ptr<Plan>> plan_for(const std::vector<const Tensor*>& ordered) {
     std::vector<Shape> key;
@@ -167,6 +174,8 @@ class SessionImpl {
         ctx.symbol_values = symbols;
         GB_RETURN_IF_ERROR(graph::passes::run_passes(g, options.opt_level, disabled, ctx));
         if (!ctx.log.empty()) {
+          if (options.log_passes)
+            for (const auto& line : ctx.log) fprintf(stderr, "glassbox: pass (input shapes %s) %s\n", signature(key).c_str(), line.c_str());
           GB_ASSIGN_OR_RETURN(plan->graph, runtime::compile_graph(std::move(g), opset));
         }
       }
