@@ -116,15 +116,16 @@ async function main() {
     console.error('usage: parity_test.js GLASSBOX_BINARY [MODEL ...]');
     process.exit(2);
   }
-  const textDir = path.join(ROOT, 'tests', 'data', 'models');
+  // scripts/make_test_models.py writes tests/data/generated/ (older layouts: tests/data/models/).
+  const textDirs = ['generated', 'models'].map((d) => path.join(ROOT, 'tests', 'data', d));
   const ocrDir = path.join(ROOT, '.peers', 'node_modules', '@gutenye', 'ocr-models', 'assets');
   let models = only;
   if (!models.length) {
     models = [];
     for (const name of ['bert_tiny_op13', 'bert_tiny_op14', 'bert_tiny_op17', 'distilbert_tiny_op14', 'bert_tiny_cls_op14']) {
-      const p = path.join(textDir, `${name}.onnx`);
-      if (fs.existsSync(p)) models.push(p);
-      else console.log(`SKIP ${name}: ${p} not generated (scripts/make_test_models.py)`);
+      const p = textDirs.map((d) => path.join(d, `${name}.onnx`)).find((f) => fs.existsSync(f));
+      if (p) models.push(p);
+      else console.log(`SKIP ${name}: not in tests/data/generated (run scripts/make_test_models.py)`);
     }
     for (const f of ['ch_PP-OCRv4_det_infer.onnx', 'ch_PP-OCRv4_rec_infer.onnx', 'ch_ppocr_mobile_v2.0_cls_infer.onnx']) {
       const p = path.join(ocrDir, f);
@@ -138,7 +139,8 @@ async function main() {
     const meta = session.inputMetadata;
     await session.release();
     const base = path.basename(model, '.onnx');
-    const kind = base.includes('_det_') ? 'det' : base.includes('_rec_') ? 'rec' : base.includes('_cls_') ? 'cls' : 'text';
+    const ocr = base.startsWith('ch_');  // PaddleOCR file names; everything else is a text encoder
+    const kind = !ocr ? 'text' : base.includes('_det_') ? 'det' : base.includes('_rec_') ? 'rec' : 'cls';
     const cases = kind === 'text'
       ? TEXT_SHAPES.map(([b, s], i) => [`${base} batch=${b} seq=${s}`, textInputs(meta, b, s, 1000 + i)])
       : OCR_SHAPES[kind].map((dims, i) => [`${base} [${dims}]`, imageInputs(meta, dims, 2000 + i)]);
