@@ -54,6 +54,7 @@ class StepContext final : public ops::ComputeContext {
     inputs_.reserve(step.inputs.size());
     for (int v : step.inputs) inputs_.push_back(v >= 0 && rs.values[v].defined() ? &rs.values[v] : nullptr);
     outputs_.resize(step.outputs.size());
+    discarded_.reserve(step.outputs.size());  // pointers handed out for unused outputs must stay valid
   }
   ~StepContext() override { rs_.live_bytes -= scratch_bytes_; }
 
