@@ -128,6 +128,38 @@ TEST(Session, ConstantOfShapeBombIsRefused) {
   EXPECT_EQ(out.error().code, ErrorCode::kLimitExceeded) << out.error().to_string();
 }
 
+TEST(Session, RangeAndTileBombsAreRefused) {
+  REQUIRE_OPS("Range", "Tile");
+  TempDir dir;
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "limit", onnx::TensorProto::INT64, {});
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2});
+  add_value(g->mutable_input(), "reps", onnx::TensorProto::INT64, {1});
+  add_value(g->mutable_output(), "r", onnx::TensorProto::INT64, {-1});
+  add_value(g->mutable_output(), "t", onnx::TensorProto::FLOAT, {-1});
+  add_initializer<int64_t>(g, "start", onnx::TensorProto::INT64, {}, {0});
+  add_initializer<int64_t>(g, "delta", onnx::TensorProto::INT64, {}, {1});
+  add_node(g, "Range", {"start", "limit", "delta"}, {"r"}, "range_bomb");
+  add_node(g, "Tile", {"x", "reps"}, {"t"}, "tile_bomb");
+  SessionOptions opts;
+  opts.memory_limit_bytes = int64_t{1} << 30;
+  auto s = Session::load(write_model(m, dir.file("bombs.onnx")), opts);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  auto limit = [](int64_t v) { return make_tensor<int64_t>(DataType::kInt64, {}, {v}); };
+  auto reps = [](int64_t v) { return make_tensor<int64_t>(DataType::kInt64, {1}, {v}); };
+  auto range = s->run({{"limit", limit(int64_t{1} << 40)}, {"x", float_tensor({2}, {1, 2})}, {"reps", reps(1)}});
+  ASSERT_FALSE(range.ok());
+  EXPECT_EQ(range.error().code, ErrorCode::kLimitExceeded) << range.error().to_string();
+  auto tile = s->run({{"limit", limit(3)}, {"x", float_tensor({2}, {1, 2})}, {"reps", reps(int64_t{1} << 40)}});
+  ASSERT_FALSE(tile.ok());
+  EXPECT_EQ(tile.error().code, ErrorCode::kLimitExceeded) << tile.error().to_string();
+  auto ok = s->run({{"limit", limit(3)}, {"x", float_tensor({2}, {1, 2})}, {"reps", reps(2)}});
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  EXPECT_EQ(values_of<int64_t>((*ok)[0].tensor), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(values_of<float>((*ok)[1].tensor), (std::vector<float>{1, 2, 1, 2}));
+}
+
 TEST(Session, OutputsNeverAliasInputsOrInitializers) {
   REQUIRE_OPS("Identity");
   TempDir dir;
