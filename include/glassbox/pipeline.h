@@ -1,0 +1,94 @@
+// Text pipelines on a model directory (Hugging Face Optimum layout):
+// model.onnx, tokenizer.json, config.json, optional tokenizer_config.json and
+// glassbox.json (the declared decisions). Whatever glassbox.json leaves out is
+// derived from the other files, and every derivation is recorded with its source.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "glassbox/error.h"
+#include "glassbox/session.h"
+#include "glassbox/tokenizer.h"
+
+namespace glassbox {
+
+enum class PipelineTask { kClassify, kEmbed };
+enum class Pooling { kCls, kMean, kNone };
+
+// The decisions a pipeline runs with (glassbox.json's fields).
+struct PipelineDecisions {
+  PipelineTask task = PipelineTask::kClassify;
+  int64_t max_length = 0;                      // tokens per input including special tokens
+  std::optional<TruncationPolicy> truncation;  // nullopt = an overlong input is an error
+  int64_t batch_size = 8;                      // texts per model run
+  Pooling pooling = Pooling::kMean;            // embed only
+  bool normalize = false;                      // embed only: L2-normalize vectors
+  std::vector<std::string> labels;             // classify: label of each logit
+  uint32_t pad_id = 0;                         // id used to pad batches (attention mask 0)
+};
+
+// How one decision was reached: "glassbox.json", "config.json id2label", ...
+struct Derivation {
+  std::string field;
+  std::string value;
+  std::string source;
+};
+
+struct PipelineOptions {
+  SessionOptions session;                      // engine settings
+  std::optional<std::string> truncation;       // override: "none" | "longest_first" | "only_first" | "only_second"
+  std::optional<int64_t> batch_size;           // override of glassbox.json batch_size
+};
+
+struct PipelineInput {
+  std::string text;
+  std::optional<std::string> pair;
+};
+
+struct LabelScore {
+  std::string label;
+  float score = 0;
+};
+
+struct Classification {
+  std::vector<LabelScore> labels;  // sorted by score, top_k of them
+  int64_t tokens = 0;              // tokens the model saw (without padding)
+  int64_t tokens_dropped = 0;      // removed by a declared truncation policy (0 otherwise)
+};
+
+struct Embedding {
+  std::vector<float> vector;
+  int64_t tokens = 0;
+  int64_t tokens_dropped = 0;
+};
+
+class Pipeline {
+ public:
+  static Result<Pipeline> load(const std::string& model_dir, const PipelineOptions& options = {});
+  Pipeline(Pipeline&&) noexcept;
+  Pipeline& operator=(Pipeline&&) noexcept;
+  ~Pipeline();
+
+  const PipelineDecisions& decisions() const;
+  const std::vector<Derivation>& derivations() const;
+  const Session& session() const;
+  const Tokenizer& tokenizer() const;
+
+  Result<std::vector<Classification>> classify(const std::vector<PipelineInput>& inputs, int top_k = 1) const;
+  Result<std::vector<Embedding>> embed(const std::vector<PipelineInput>& inputs) const;
+
+  struct Impl;
+
+ private:
+  explicit Pipeline(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The model directory `classify`/`embed` use when none is given (models/langid of the source tree).
+std::string default_model_dir();
+
+}  // namespace glassbox

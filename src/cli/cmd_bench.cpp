@@ -1,0 +1,80 @@
+// glassbox bench MODEL.onnx [--input NAME=FILE ...] [--shape NAME=1x128 ...] [--repeat N] [--warmup N]
+//   [--threads N] [--opt-level L] [--sweep opt-level] [--json]
+#include <iostream>
+
+#include "cli/cli_common.h"
+#include "diag/bench.h"
+
+namespace {
+
+struct BenchArgs {
+  std::string model;
+  std::vector<std::string> inputs, shapes, disabled_passes;
+  glassbox::diag::BenchOptions bench;
+  int threads = 0;
+  int opt_level = glassbox::SessionOptions{}.opt_level;
+  std::string sweep;
+  bool json = false;
+};
+
+void bench_command(const BenchArgs& a) {
+  using namespace glassbox;
+  SessionOptions opts;
+  opts.threads = a.threads;
+  opts.opt_level = a.opt_level;
+  opts.disabled_passes = a.disabled_passes;
+  if (a.sweep.empty()) {
+    auto r = diag::bench_model(a.model, opts, a.inputs, a.shapes, a.bench);
+    if (!r.ok()) cli::fail("bench", r.error());
+    if (a.json) std::cout << diag::bench_to_json(*r).dump(2) << "\n";
+    else std::cout << diag::bench_to_text(*r);
+    return;
+  }
+  if (a.sweep != "opt-level")
+    cli::fail("bench", make_error(ErrorCode::kInvalidArgument, "--sweep '" + a.sweep + "' is unknown", {}, "use --sweep opt-level"));
+  // The seeds' ORT_DISABLE_ALL -> BASIC -> EXTENDED walk: same inputs at every level, deviation vs level 0.
+  nlohmann::ordered_json levels = nlohmann::ordered_json::array();
+  std::vector<NamedTensor> reference;
+  for (int level = 0; level <= 2; ++level) {
+    opts.opt_level = level;
+    auto r = diag::bench_model(a.model, opts, a.inputs, a.shapes, a.bench);
+    if (!r.ok()) cli::fail("bench", std::move(r).take_error().with_where("opt-level " + std::to_string(level)));
+    double max_abs = 0, max_rel = 0;
+    if (level == 0) reference = r->outputs;
+    for (size_t i = 0; i < reference.size() && i < r->outputs.size(); ++i) {
+      auto d = diag::compare_tensors(reference[i].tensor, r->outputs[i].tensor);
+      max_abs = std::max(max_abs, d.comparable ? d.max_abs : INFINITY);
+      max_rel = std::max(max_rel, d.comparable ? d.max_rel : INFINITY);
+    }
+    auto j = diag::bench_to_json(*r);
+    j["max_abs_diff_vs_level0"] = max_abs;
+    j["max_rel_diff_vs_level0"] = max_rel;
+    if (!a.json)
+      std::cout << "opt-level " << level << ": load " << r->load_ms << " ms, p50 " << r->p50 << " ms, p95 " << r->p95
+                << " ms, max |diff| vs level 0 " << max_abs << " (rel " << max_rel << ")\n";
+    levels.push_back(j);
+  }
+  if (a.json) std::cout << nlohmann::ordered_json{{"schema", "glassbox.bench.sweep/1"}, {"levels", levels}}.dump(2) << "\n";
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "Measure load time, first-run latency, p50/p95/p99, peak RSS, arena bytes, GFLOP/s "
+                                          "and a per-op-type profile");
+  auto a = std::make_shared<BenchArgs>();
+  cmd->add_option("model", a->model, "ONNX model file")->required();
+  cmd->add_option("--input", a->inputs, "NAME=FILE (.pb or .npy); repeat per input");
+  cmd->add_option("--shape", a->shapes,
+                  std::string("NAME=1x128: generate this input with the declared fill rule (") +
+                      glassbox::diag::generated_fill_rule() + ")");
+  cmd->add_option("--repeat", a->bench.repeat, "timed runs (default 20)")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", a->bench.warmup, "untimed runs after the first (default 3)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", a->bench.seed, "seed of generated inputs (default 0)");
+  cmd->add_option("--threads", a->threads, "intra-op threads (default 0 = physical cores)");
+  cmd->add_option("--opt-level", a->opt_level, "graph optimization level 0|1|2 (default 2)")->check(CLI::Range(0, 2));
+  cmd->add_option("--disable-pass", a->disabled_passes, "skip a graph pass by name (repeatable)");
+  cmd->add_option("--sweep", a->sweep, "'opt-level': measure at every level and show the deviation from level 0 (default: off)");
+  cmd->add_flag("--json", a->json, "print the stable JSON report (schema glassbox.bench/1; default: text)");
+  cmd->callback([a] { bench_command(*a); });
+}

@@ -1,0 +1,49 @@
+// glassbox classify [MODEL_DIR] [TEXT...] [--top-k K] [--batch N] [--truncation P]
+#include "cli/text_inputs.h"
+
+void add_classify_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("classify", "Classify texts with a model directory (default: the embedded language "
+                                             "identification model); one JSON line per text on stdout");
+  struct Args {
+    glassbox::cli::TextArgs text;
+    int top_k = 1;
+  };
+  auto a = std::make_shared<Args>();
+  glassbox::cli::add_text_options(cmd, a->text);
+  cmd->add_option("--top-k", a->top_k, "labels reported per text (default 1)")->check(CLI::PositiveNumber);
+  cmd->callback([a] {
+    using namespace glassbox;
+    std::vector<PipelineInput> texts;
+    const std::string dir = cli::resolve_model_dir(a->text, texts);
+    PipelineOptions opts;
+    opts.session.threads = a->text.threads;
+    opts.truncation = a->text.truncation;
+    opts.batch_size = a->text.batch;
+    auto p = Pipeline::load(dir, opts);
+    if (!p.ok()) cli::fail("classify", p.error());
+    if (texts.empty()) texts = cli::read_jsonl_stdin("classify");
+    const auto t0 = std::chrono::steady_clock::now();
+    int64_t tokens = 0;
+    size_t index = 0;
+    cli::with_progress(texts, 256, [&](const std::vector<PipelineInput>& chunk) {
+      auto r = p->classify(chunk, a->top_k);
+      if (!r.ok()) cli::fail("classify", std::move(r).take_error().with_where("texts from " + std::to_string(index)));
+      for (size_t i = 0; i < r->size(); ++i) {
+        const auto& c = (*r)[i];
+        nlohmann::ordered_json j;
+        j["text"] = chunk[i].text;
+        if (chunk[i].pair) j["pair"] = *chunk[i].pair;
+        j["label"] = c.labels.front().label;
+        auto labels = nlohmann::ordered_json::array();
+        for (const auto& l : c.labels) labels.push_back({{"label", l.label}, {"score", l.score}});
+        j["labels"] = labels;
+        j["tokens"] = c.tokens;
+        j["tokens_dropped"] = c.tokens_dropped;
+        std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        tokens += c.tokens;
+      }
+      index += chunk.size();
+    });
+    cli::print_throughput("classify", texts.size(), tokens, t0);
+  });
+}

@@ -1,0 +1,60 @@
+// glassbox explain [MODEL.onnx] [--config FILE] [--threads N] [--opt-level L] [--markdown | --json]
+#include <fstream>
+#include <iostream>
+
+#include "cli/cli_common.h"
+#include "diag/explain.h"
+
+namespace {
+
+struct ExplainArgs {
+  std::string model, config;
+  std::optional<int> threads, opt_level;
+  bool markdown = false, json = false;
+};
+
+void explain_command(const ExplainArgs& a) {
+  using namespace glassbox;
+  diag::EffectiveOptions opts;
+  if (!a.config.empty()) {
+    std::ifstream in(a.config);
+    if (!in) cli::fail("explain", make_error(ErrorCode::kNotFound, "cannot read config file", a.config));
+    auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) cli::fail("explain", make_error(ErrorCode::kInvalidArgument, "config is not valid JSON", a.config));
+    Status s = diag::apply_config(j, opts);
+    if (!s.ok()) cli::fail("explain", std::move(s).take_error().with_where(a.config));
+  }
+  if (a.threads) {
+    opts.session.threads = *a.threads;
+    opts.sources["session.threads"] = "flag";
+  }
+  if (a.opt_level) {
+    opts.session.opt_level = *a.opt_level;
+    opts.sources["session.opt_level"] = "flag";
+  }
+  if (!a.model.empty()) {
+    // Loading resolves derived values (threads = 0 -> physical cores) exactly as `run` would.
+    auto session = Session::load(a.model, opts.session);
+    if (!session.ok()) cli::fail("explain", session.error());
+    opts.session = session->options();
+  }
+  auto rows = diag::explain_options(opts);
+  if (a.markdown) std::cout << diag::explain_to_markdown(rows);
+  else if (a.json) std::cout << diag::explain_to_json(rows).dump(2) << "\n";
+  else std::cout << diag::explain_to_text(rows);
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("explain", "Print every effective option with its value, source (default/file/flag/derived), "
+                                            "the reason for its default and its risk");
+  auto a = std::make_shared<ExplainArgs>();
+  cmd->add_option("model", a->model, "ONNX model: resolve derived values (threads) as `run` would (default: none)");
+  cmd->add_option("--config", a->config, "JSON file {\"session\":{...},\"load\":{...},\"encode\":{...}} (default: none)");
+  cmd->add_option("--threads", a->threads, "as `run --threads` (default: option default)");
+  cmd->add_option("--opt-level", a->opt_level, "as `run --opt-level` (default: option default)");
+  auto* md = cmd->add_flag("--markdown", a->markdown, "write the table as Markdown (docs/decisions.md is generated this way)");
+  cmd->add_flag("--json", a->json, "print JSON (schema glassbox.explain/1)")->excludes(md);
+  cmd->callback([a] { explain_command(*a); });
+}

@@ -1,0 +1,34 @@
+// glassbox probe MODEL.onnx|MODEL_DIR [--max-length N] [--json]
+#include <iostream>
+
+#include "cli/cli_common.h"
+#include "diag/probe.h"
+
+void add_probe_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "probe", "Destructive tests on purpose: batch sizes 1/2/odd, sequence lengths 1, 2, max-1, max, max+1 (must fail "
+               "cleanly), all-padding masks, finite and batch-invariant outputs; exit 1 on any FAIL");
+  struct Args {
+    std::string path;
+    glassbox::diag::ProbeOptions probe;
+    int threads = 0;
+    bool json = false;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("model", a->path, "ONNX file, or a model directory with model.onnx and config.json")->required();
+  cmd->add_option("--max-length", a->probe.max_length,
+                  "longest sequence the model accepts (default: config.json max_position_embeddings, else unknown)");
+  cmd->add_option("--base-length", a->probe.base_length, "sequence length of the batch-size cases (default 8)");
+  cmd->add_option("--threads", a->threads, "intra-op threads (default 0 = physical cores)");
+  cmd->add_option("--seed", a->probe.seed, "seed of generated inputs (default 0)");
+  cmd->add_flag("--json", a->json, "print JSON (schema glassbox.probe/1; default: a table)");
+  cmd->callback([a] {
+    glassbox::SessionOptions opts;
+    opts.threads = a->threads;
+    auto r = glassbox::diag::probe_model(a->path, opts, a->probe);
+    if (!r.ok()) glassbox::cli::fail("probe", r.error());
+    if (a->json) std::cout << glassbox::diag::probe_to_json(*r).dump(2) << "\n";
+    else std::cout << glassbox::diag::probe_to_text(*r);
+    if (!r->ok()) throw CLI::RuntimeError(1);
+  });
+}

@@ -1,0 +1,92 @@
+// Shared by `classify` and `embed`: model directory resolution, reading texts
+// from arguments or JSONL on stdin, progress on a terminal, throughput summary.
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/cli_common.h"
+#include "glassbox/pipeline.h"
+
+namespace glassbox::cli {
+
+struct TextArgs {
+  std::vector<std::string> positional;  // [MODEL_DIR] TEXT...
+  std::string model_dir;                // --model
+  std::optional<std::string> truncation;
+  std::optional<int64_t> batch;
+  int threads = 0;
+};
+
+inline void add_text_options(CLI::App* cmd, TextArgs& a) {
+  cmd->add_option("args", a.positional,
+                  "[MODEL_DIR] TEXT...: a first argument that is a directory with model.onnx is the model directory; "
+                  "without texts, JSONL lines {\"text\":...,\"pair\"?:...} are read from stdin");
+  cmd->add_option("--model", a.model_dir, "model directory (default: the embedded default model, " + default_model_dir() + ")");
+  cmd->add_option("--truncation", a.truncation,
+                  "none|longest_first|only_first|only_second (default: glassbox.json, else none = overlong input is an error)");
+  cmd->add_option("--batch", a.batch, "texts per model run (default: glassbox.json batch_size, else 8)");
+  cmd->add_option("--threads", a.threads, "intra-op threads (default 0 = physical cores)");
+}
+
+// Splits positional args into the model directory and the texts.
+inline std::string resolve_model_dir(TextArgs& a, std::vector<PipelineInput>& texts) {
+  std::string dir = a.model_dir;
+  size_t first_text = 0;
+  if (dir.empty() && !a.positional.empty() && std::filesystem::is_directory(a.positional[0]) &&
+      std::filesystem::exists(std::filesystem::path(a.positional[0]) / "model.onnx")) {
+    dir = a.positional[0];
+    first_text = 1;
+  }
+  if (dir.empty()) dir = default_model_dir();
+  for (size_t i = first_text; i < a.positional.size(); ++i) texts.push_back({a.positional[i], std::nullopt});
+  return dir;
+}
+
+// Reads JSONL inputs from stdin (used when no text was given as an argument).
+inline std::vector<PipelineInput> read_jsonl_stdin(const std::string& verb) {
+  std::vector<PipelineInput> out;
+  std::string line;
+  size_t n = 0;
+  while (std::getline(std::cin, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("text") || !j["text"].is_string())
+      fail(verb, make_error(ErrorCode::kInvalidArgument, "line is not {\"text\": \"...\"}", "stdin line " + std::to_string(n)));
+    PipelineInput in{j["text"].get<std::string>(), std::nullopt};
+    if (j.contains("pair") && j["pair"].is_string()) in.pair = j["pair"].get<std::string>();
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+// Runs fn over chunks of the inputs, drawing a progress bar on stderr when it is a terminal.
+template <class Fn>
+void with_progress(const std::vector<PipelineInput>& inputs, size_t chunk, Fn&& fn) {
+  const bool tty = isatty(STDERR_FILENO) && inputs.size() > chunk;
+  for (size_t start = 0; start < inputs.size(); start += chunk) {
+    const size_t end = std::min(inputs.size(), start + chunk);
+    fn(std::vector<PipelineInput>(inputs.begin() + start, inputs.begin() + end));
+    if (tty) {
+      const int width = 30, done = static_cast<int>(width * end / inputs.size());
+      std::cerr << "\r[" << std::string(done, '#') << std::string(width - done, ' ') << "] " << end << "/" << inputs.size()
+                << std::flush;
+    }
+  }
+  if (tty) std::cerr << "\n";
+}
+
+inline void print_throughput(const char* verb, size_t texts, int64_t tokens, std::chrono::steady_clock::time_point t0) {
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cerr << "glassbox " << verb << ": " << texts << " texts, " << tokens << " tokens in " << s << " s ("
+            << (s > 0 ? texts / s : 0) << " texts/s, " << (s > 0 ? tokens / s : 0) << " tokens/s)\n";
+}
+
+}  // namespace glassbox::cli

@@ -1,0 +1,233 @@
+#include "diag/explain.h"
+
+#include <functional>
+#include <sstream>
+
+#include "core/aggregate_fields.h"
+
+namespace glassbox::diag {
+namespace {
+
+using nlohmann::json;
+
+template <class S>
+struct Field {
+  const char* name;
+  std::function<std::string(const S&)> get;
+  std::function<void(S&, const json&)> set;  // throws json::exception on a wrong type
+  const char* reason;
+  const char* risk;
+};
+
+std::string bool_text(bool b) { return b ? "true" : "false"; }
+template <class T>
+std::string num_text(T v) { return std::to_string(v); }
+std::string list_text(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s + "]";
+}
+const char* side_text(Side s) { return s == Side::kLeft ? "left" : "right"; }
+
+std::string truncation_text(const std::optional<TruncationPolicy>& t) {
+  if (!t) return "none";
+  const char* strategy = t->strategy == TruncationStrategy::kLongestFirst ? "longest_first"
+                         : t->strategy == TruncationStrategy::kOnlyFirst  ? "only_first"
+                                                                          : "only_second";
+  return std::string(strategy) + " max_length=" + std::to_string(t->max_length) + " side=" + side_text(t->direction) +
+         " stride=" + std::to_string(t->stride);
+}
+
+std::string padding_text(const std::optional<PaddingPolicy>& p) {
+  if (!p) return "none";
+  std::string s = p->strategy == PaddingStrategy::kBatchLongest ? "longest" : "fixed=" + std::to_string(p->fixed_length);
+  return s + " side=" + side_text(p->direction) + " multiple_of=" + std::to_string(p->pad_to_multiple_of) +
+         " pad_id=" + std::to_string(p->pad_id);
+}
+
+#define GB_FIELD(S, field, to_text, reason, risk) \
+  Field<S> { #field, [](const S& o) { return to_text(o.field); }, [](S& o, const json& j) { j.get_to(o.field); }, reason, risk }
+
+const std::vector<Field<SessionOptions>>& session_fields() {
+  static const std::vector<Field<SessionOptions>> f = {
+      GB_FIELD(SessionOptions, threads, num_text,
+               "0 = physical cores: SMT siblings share the FPUs that GEMM saturates, so more threads add contention",
+               "more threads than cores oversubscribes and raises p95; 1 thread halves throughput on 2 cores"),
+      GB_FIELD(SessionOptions, opt_level, num_text,
+               "2: every pass is tested against level 0 (the graph exactly as written) on awkward shapes",
+               "a pass bug changes results silently; bisect with `glassbox diff --a opt-level=0 --b opt-level=2`"),
+      GB_FIELD(SessionOptions, disabled_passes, list_text,
+               "none: all passes of the chosen level run, each logged by name",
+               "disabling folding passes costs latency, never correctness"),
+      GB_FIELD(SessionOptions, memory_limit_bytes, num_text,
+               "16 GiB: above BERT-large at batch 32 (~4 GiB), far below a shape bomb (10^12 elements)",
+               "too high lets a malicious or buggy input reach the OOM killer; too low refuses legitimate batches"),
+      GB_FIELD(SessionOptions, max_folded_constant_bytes, num_text,
+               "1 MiB: folding bigger constants trades a cheap node for resident memory",
+               "higher grows RSS with folded copies of large tensors"),
+      GB_FIELD(SessionOptions, plan_cache_size, num_text,
+               "16 shape signatures: a server's handful of padded lengths stay planned",
+               "too small re-plans on every new length (latency spikes); too large keeps stale plans resident"),
+      GB_FIELD(SessionOptions, use_memory_plan, bool_text,
+               "true: one arena per run with lifetime-based reuse, no per-tensor allocation in the steady state",
+               "false allocates every tensor from the heap: slower, more fragmentation"),
+      GB_FIELD(SessionOptions, log_passes, bool_text,
+               "false: `run` output stays clean; the changes are always in Session::pass_log()",
+               "none"),
+  };
+  return f;
+}
+
+const std::vector<Field<graph::LoadOptions>>& load_fields() {
+  using L = graph::LoadOptions;
+  static const std::vector<Field<L>> f = {
+      GB_FIELD(L, max_model_bytes, num_text, "2 GiB: protobuf cannot parse larger messages; larger models use external data",
+               "raising it does not help (protobuf's own limit); lowering it refuses big single-file models"),
+      GB_FIELD(L, max_graph_depth, num_text, "32: real models nest If/Loop < 5 deep; malicious ones nest 10^5 to blow the stack",
+               "very high values let a crafted file exhaust the stack"),
+      GB_FIELD(L, max_tensor_elements, num_text, "4 G elements: beyond any released transformer layer",
+               "very high values let a crafted header request absurd allocations"),
+      GB_FIELD(L, max_external_data_bytes, num_text, "64 GiB of external data in total",
+               "high values let a model map more than the machine holds"),
+      GB_FIELD(L, run_checker, bool_text, "true: malformed graphs are refused before anything is built",
+               "false accepts graphs the ONNX spec forbids; errors then surface later and less clearly"),
+      GB_FIELD(L, run_shape_inference, bool_text, "true: inspect and planners know shapes ahead of time",
+               "false hides unknown-shape warnings; costs load time on huge graphs when true"),
+      GB_FIELD(L, checker_failure_is_error, bool_text, "true for running models; `inspect` sets false to report instead",
+               "false runs models the checker rejects"),
+  };
+  return f;
+}
+
+const std::vector<Field<EncodeOptions>>& encode_fields() {
+  using E = EncodeOptions;
+  static const std::vector<Field<E>> f = {
+      {"add_special_tokens", [](const E& o) { return bool_text(o.add_special_tokens); },
+       [](E& o, const json& j) { j.get_to(o.add_special_tokens); },
+       "true: Hugging Face's default; models were trained with [CLS]/<s> present",
+       "false feeds the model inputs it never saw in training"},
+      {"truncation_from_file", [](const E& o) { return bool_text(o.truncation_from_file); },
+       [](E& o, const json& j) { j.get_to(o.truncation_from_file); },
+       "true: tokenizer.json's declared truncation applies exactly as in Hugging Face",
+       "a declared truncation drops tokens; pipelines report how many were dropped"},
+      {"truncation", [](const E& o) { return truncation_text(o.truncation); },
+       [](E&, const json&) { throw json::other_error::create(501, "set truncation with --truncation flags", nullptr); },
+       "none: never drop tokens unless a policy is declared",
+       "a policy drops text silently from the model's view; the response states the count"},
+      {"padding_from_file", [](const E& o) { return bool_text(o.padding_from_file); },
+       [](E& o, const json& j) { j.get_to(o.padding_from_file); },
+       "true: tokenizer.json's declared padding applies exactly as in Hugging Face",
+       "padding to a fixed length wastes compute on pad tokens"},
+      {"padding", [](const E& o) { return padding_text(o.padding); },
+       [](E&, const json&) { throw json::other_error::create(501, "set padding with --padding flags", nullptr); },
+       "none: no pad tokens unless declared", "none"},
+      {"offsets", [](const E& o) { return std::string(o.offsets == OffsetUnit::kChars ? "chars" : "bytes"); },
+       [](E& o, const json& j) { o.offsets = j.get<std::string>() == "bytes" ? OffsetUnit::kBytes : OffsetUnit::kChars; },
+       "chars (code points): what the Python and Node bindings report",
+       "byte offsets differ from code points on any non-ASCII text"},
+  };
+  return f;
+}
+
+// If an options struct gains a field, its table must gain a row (with a reason) too.
+static_assert(aggregate_field_count<SessionOptions>() == 8, "SessionOptions changed: update session_fields() in explain.cpp");
+static_assert(aggregate_field_count<graph::LoadOptions>() == 7, "LoadOptions changed: update load_fields() in explain.cpp");
+static_assert(aggregate_field_count<EncodeOptions>() == 6, "EncodeOptions changed: update encode_fields() in explain.cpp");
+
+template <class S>
+void add_rows(const char* component, const std::vector<Field<S>>& fields, const S& effective,
+              const std::map<std::string, std::string>& sources, std::vector<OptionExplanation>& rows) {
+  const S defaults{};
+  for (const auto& f : fields) {
+    OptionExplanation e{component, f.name, f.get(effective), f.get(defaults), "default", f.reason, f.risk};
+    auto it = sources.find(std::string(component) + "." + f.name);
+    if (it != sources.end()) e.source = it->second;
+    else if (e.value != e.default_value) e.source = "derived";
+    rows.push_back(std::move(e));
+  }
+}
+
+template <class S>
+Status apply_section(const char* component, const json& section, const std::vector<Field<S>>& fields, S& target,
+                     std::map<std::string, std::string>& sources) {
+  if (!section.is_object())
+    return make_error(ErrorCode::kInvalidArgument, std::string("config section '") + component + "' must be an object");
+  for (const auto& [key, value] : section.items()) {
+    const Field<S>* field = nullptr;
+    for (const auto& f : fields)
+      if (key == f.name) field = &f;
+    if (!field)
+      return make_error(ErrorCode::kInvalidArgument, "unknown option '" + key + "'", std::string("config ") + component,
+                        "`glassbox explain` lists every option");
+    try {
+      field->set(target, value);
+    } catch (const json::exception& e) {
+      return make_error(ErrorCode::kInvalidArgument, std::string("bad value for ") + component + "." + key + ": " + e.what());
+    }
+    sources[std::string(component) + "." + key] = "file";
+  }
+  return {};
+}
+
+}  // namespace
+
+Status apply_config(const json& config, EffectiveOptions& o) {
+  if (!config.is_object()) return make_error(ErrorCode::kInvalidArgument, "config must be a JSON object");
+  for (const auto& [key, value] : config.items()) {
+    if (key == "session") GB_RETURN_IF_ERROR(apply_section("session", value, session_fields(), o.session, o.sources));
+    else if (key == "load") GB_RETURN_IF_ERROR(apply_section("load", value, load_fields(), o.load, o.sources));
+    else if (key == "encode") GB_RETURN_IF_ERROR(apply_section("encode", value, encode_fields(), o.encode, o.sources));
+    else
+      return make_error(ErrorCode::kInvalidArgument, "unknown config section '" + key + "'", {},
+                        "sections: session, load, encode");
+  }
+  return {};
+}
+
+std::vector<OptionExplanation> explain_options(const EffectiveOptions& o) {
+  std::vector<OptionExplanation> rows;
+  add_rows("session", session_fields(), o.session, o.sources, rows);
+  add_rows("load", load_fields(), o.load, o.sources, rows);
+  add_rows("encode", encode_fields(), o.encode, o.sources, rows);
+  return rows;
+}
+
+std::string explain_to_text(const std::vector<OptionExplanation>& rows) {
+  std::ostringstream s;
+  std::string component;
+  for (const auto& r : rows) {
+    if (r.component != component) {
+      component = r.component;
+      s << (s.tellp() > 0 ? "\n" : "") << "[" << component << "]\n";
+    }
+    s << "  " << r.name << " = " << r.value << "  (" << r.source;
+    if (r.source != "default") s << "; default " << r.default_value;
+    s << ")\n    why:  " << r.reason << "\n    risk: " << r.risk << "\n";
+  }
+  return s.str();
+}
+
+std::string explain_to_markdown(const std::vector<OptionExplanation>& rows) {
+  std::ostringstream s;
+  s << "# Decisions glassbox makes for you, and why\n\n"
+    << "Generated by `glassbox explain --markdown` from the option tables in the code; do not edit by hand.\n";
+  std::string component;
+  for (const auto& r : rows) {
+    if (r.component != component) {
+      component = r.component;
+      s << "\n## " << component << "\n\n| option | default | why | risk |\n|---|---|---|---|\n";
+    }
+    s << "| `" << r.name << "` | `" << r.default_value << "` | " << r.reason << " | " << r.risk << " |\n";
+  }
+  return s.str();
+}
+
+nlohmann::ordered_json explain_to_json(const std::vector<OptionExplanation>& rows) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const auto& r : rows)
+    j.push_back({{"component", r.component}, {"name", r.name}, {"value", r.value}, {"default", r.default_value},
+                 {"source", r.source}, {"reason", r.reason}, {"risk", r.risk}});
+  return nlohmann::ordered_json{{"schema", "glassbox.explain/1"}, {"options", j}};
+}
+
+}  // namespace glassbox::diag

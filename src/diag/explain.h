@@ -1,0 +1,46 @@
+// `glassbox explain`: every effective option of every component, with its value,
+// where the value came from (default / file / flag), why that default, and the
+// risk of changing it. The tables in explain.cpp are the single place reasons
+// live; a static_assert keeps each table in step with its options struct.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "glassbox/error.h"
+#include "glassbox/session.h"
+#include "glassbox/tokenizer.h"
+#include "graph/loader.h"
+
+namespace glassbox::diag {
+
+struct OptionExplanation {
+  std::string component;  // "session", "load", "encode"
+  std::string name;       // field name as in the struct and the config file
+  std::string value;      // effective value, as text
+  std::string default_value;
+  std::string source;     // "default", "file", "flag", "derived"
+  std::string reason;     // why the default is what it is
+  std::string risk;       // what can go wrong when it is changed (or kept)
+};
+
+struct EffectiveOptions {
+  SessionOptions session;
+  graph::LoadOptions load;
+  EncodeOptions encode;
+  // component.name -> source for values that did not come from the default.
+  std::map<std::string, std::string> sources;
+};
+
+// Applies a JSON config {"session": {...}, "load": {...}, "encode": {...}} (source "file").
+// Unknown components or keys are errors naming the key.
+Status apply_config(const nlohmann::json& config, EffectiveOptions& options);
+
+std::vector<OptionExplanation> explain_options(const EffectiveOptions& options);
+std::string explain_to_text(const std::vector<OptionExplanation>& rows);
+std::string explain_to_markdown(const std::vector<OptionExplanation>& rows);
+nlohmann::ordered_json explain_to_json(const std::vector<OptionExplanation>& rows);
+
+}  // namespace glassbox::diag

@@ -1,0 +1,259 @@
+#include "diag/probe.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "diag/bench.h"
+#include "diag/inputs.h"
+
+namespace glassbox::diag {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_float(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat64; }
+
+// First non-finite element of any float output, as text; empty when all finite.
+std::string non_finite(const std::vector<NamedTensor>& outs) {
+  for (const auto& o : outs) {
+    if (!is_float(o.tensor.dtype())) continue;
+    for (int64_t i = 0; i < o.tensor.numel(); ++i) {
+      const double v = o.tensor.dtype() == DataType::kFloat32 ? o.tensor.data<float>()[i] : o.tensor.data<double>()[i];
+      if (!std::isfinite(v)) return "output '" + o.name + "' element " + std::to_string(i) + " is " + std::to_string(v);
+    }
+  }
+  return {};
+}
+
+// Which input dims are the batch (dim 0) and sequence (dim 1) axes: symbolic dims there.
+struct Axes {
+  bool dynamic_batch = true;
+  bool dynamic_sequence = true;
+};
+
+Axes find_axes(const Session& s) {
+  Axes a;
+  bool any_rank2 = false;
+  for (const auto& in : s.inputs()) {
+    if (!in.has_shape || in.dims.empty()) continue;
+    if (in.dims[0] >= 0) a.dynamic_batch = false;
+    if (in.dims.size() >= 2) {
+      any_rank2 = true;
+      if (in.dims[1] >= 0) a.dynamic_sequence = false;
+    }
+  }
+  if (!any_rank2) a.dynamic_sequence = false;
+  return a;
+}
+
+// Inputs at (batch, seq): dims 0 and 1 replaced, other dims as declared (unknown -> 1).
+Result<std::vector<NamedTensor>> make_inputs(const Session& s, int64_t batch, int64_t seq, uint64_t seed,
+                                             bool zero_mask = false) {
+  std::vector<NamedTensor> out;
+  for (const auto& in : s.inputs()) {
+    Shape shape;
+    for (size_t d = 0; d < in.dims.size(); ++d)
+      shape.push_back(d == 0 ? batch : d == 1 ? seq : (in.dims[d] >= 0 ? in.dims[d] : 1));
+    GB_ASSIGN_OR_RETURN(Tensor t, generate_input(in, shape, seed));
+    std::string lower = in.name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (zero_mask && lower.find("mask") != std::string::npos && t.nbytes()) std::memset(t.mutable_raw(), 0, t.nbytes());
+    out.push_back({in.name, std::move(t)});
+  }
+  return out;
+}
+
+// Row `row` of a batched input (dim 0), as a batch of one.
+Result<Tensor> take_row(const Tensor& t, int64_t row) {
+  Shape shape = t.shape();
+  const int64_t rows = shape[0];
+  shape[0] = 1;
+  GB_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(t.dtype(), shape));
+  const size_t bytes = t.nbytes() / static_cast<size_t>(rows);
+  std::memcpy(out.mutable_raw(), static_cast<const char*>(t.raw()) + bytes * row, bytes);
+  return out;
+}
+
+}  // namespace
+
+const char* probe_status_name(ProbeStatus s) {
+  switch (s) {
+    case ProbeStatus::kPass: return "PASS";
+    case ProbeStatus::kFail: return "FAIL";
+    case ProbeStatus::kWarn: return "WARN";
+    case ProbeStatus::kSkip: return "SKIP";
+  }
+  return "?";
+}
+
+bool ProbeReport::ok() const {
+  for (const auto& c : cases)
+    if (c.status == ProbeStatus::kFail) return false;
+  return true;
+}
+
+Result<ProbeReport> probe_model(const std::string& path, const SessionOptions& session_options, const ProbeOptions& o) {
+  ProbeReport r;
+  std::string model_path = path;
+  r.max_length = o.max_length;
+  r.max_length_source = o.max_length > 0 ? "flag" : "unknown";
+  if (fs::is_directory(path)) {
+    model_path = (fs::path(path) / "model.onnx").string();
+    if (!fs::exists(model_path)) return make_error(ErrorCode::kNotFound, "model directory has no model.onnx", path);
+    std::ifstream cfg(fs::path(path) / "config.json");
+    if (cfg && o.max_length <= 0) {
+      auto j = nlohmann::json::parse(cfg, nullptr, false);
+      if (!j.is_discarded() && j.contains("max_position_embeddings") && j["max_position_embeddings"].is_number_integer()) {
+        r.max_length = j["max_position_embeddings"].get<int64_t>();
+        r.max_length_source = "config.json max_position_embeddings";
+      }
+    }
+  }
+  r.model = model_path;
+  GB_ASSIGN_OR_RETURN(Session session, Session::load(model_path, session_options));
+  const Axes axes = find_axes(session);
+  const int64_t base = r.max_length > 0 ? std::min(o.base_length, r.max_length) : o.base_length;
+
+  auto run_case = [&](const std::string& name, int64_t batch, int64_t seq, bool expect_failure, bool zero_mask = false) {
+    ProbeCase c{name, ProbeStatus::kPass, {}};
+    auto inputs = make_inputs(session, batch, seq, o.seed, zero_mask);
+    if (!inputs.ok()) return ProbeCase{name, ProbeStatus::kSkip, inputs.error().to_string()};
+    auto outs = session.run(*inputs);
+    if (expect_failure) {
+      if (!outs.ok()) c.detail = "refused cleanly: " + outs.error().to_string();
+      else c = {name, ProbeStatus::kWarn, "accepted: the model ran past its declared maximum; check its outputs"};
+      return c;
+    }
+    if (!outs.ok()) return ProbeCase{name, ProbeStatus::kFail, outs.error().to_string()};
+    const std::string bad = non_finite(*outs);
+    if (!bad.empty()) return ProbeCase{name, ProbeStatus::kFail, "non-finite output: " + bad};
+    c.detail = "ran, outputs finite";
+    return c;
+  };
+
+  // Batch sizes.
+  for (int64_t b : {1, 2, 3}) {
+    const std::string name = "batch " + std::to_string(b) + " x sequence " + std::to_string(base);
+    if (!axes.dynamic_batch && b != 1) r.cases.push_back({name, ProbeStatus::kSkip, "batch axis is fixed"});
+    else r.cases.push_back(run_case(name, b, base, false));
+  }
+  // Sequence lengths.
+  if (!axes.dynamic_sequence) {
+    r.cases.push_back({"sequence lengths", ProbeStatus::kSkip, "no dynamic sequence axis (dim 1) on the inputs"});
+  } else {
+    std::vector<std::pair<int64_t, std::string>> lengths = {{1, "1"}, {2, "2"}};
+    if (r.max_length > 2) {
+      lengths.push_back({r.max_length - 1, "max-1"});
+      lengths.push_back({r.max_length, "max"});
+    }
+    int64_t last_pass = 0, first_fail = 0;
+    for (const auto& [len, label] : lengths) {
+      auto c = run_case("sequence length " + std::to_string(len) + " (" + label + ")", 1, len, false);
+      if (c.status == ProbeStatus::kPass && first_fail == 0) last_pass = len;
+      if (c.status == ProbeStatus::kFail && first_fail == 0) first_fail = len;
+      r.cases.push_back(c);
+    }
+    if (first_fail > 0 && last_pass > 0 && last_pass < first_fail) {
+      // Bisect to the first length that breaks.
+      int64_t lo = last_pass, hi = first_fail;
+      std::string why;
+      while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        auto c = run_case("", 1, mid, false);
+        if (c.status == ProbeStatus::kPass) lo = mid;
+        else {
+          hi = mid;
+          why = c.detail;
+        }
+      }
+      if (why.empty()) why = "see the failing case above";
+      r.cases.push_back({"first failing sequence length", ProbeStatus::kFail,
+                         "length " + std::to_string(hi) + " is the shortest that fails (" + std::to_string(lo) +
+                             " runs): " + why});
+    }
+    if (r.max_length > 0)
+      r.cases.push_back(run_case("sequence length " + std::to_string(r.max_length + 1) + " (max+1)", 1, r.max_length + 1, true));
+    else
+      r.cases.push_back({"sequence length max+1", ProbeStatus::kSkip, "maximum length unknown: pass --max-length"});
+  }
+  // All-padding attention mask.
+  bool has_mask = false;
+  for (const auto& in : session.inputs()) {
+    std::string lower = in.name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    has_mask = has_mask || lower.find("mask") != std::string::npos;
+  }
+  if (has_mask) r.cases.push_back(run_case("all-padding attention mask", 2, base, false, /*zero_mask=*/true));
+  else r.cases.push_back({"all-padding attention mask", ProbeStatus::kSkip, "model has no input named *mask*"});
+  // Batch invariance: row i of a batch of 3 equals the single run of row i.
+  if (axes.dynamic_batch) {
+    ProbeCase c{"batch invariance (3 rows vs single runs)", ProbeStatus::kPass, {}};
+    auto batched_in = make_inputs(session, 3, base, o.seed + 1);
+    auto batched = batched_in.ok() ? session.run(*batched_in) : Result<std::vector<NamedTensor>>(batched_in.error());
+    if (!batched.ok()) {
+      c = {c.name, ProbeStatus::kFail, batched.error().to_string()};
+    } else {
+      double worst = 0;
+      for (int64_t row = 0; row < 3 && c.status == ProbeStatus::kPass; ++row) {
+        std::vector<NamedTensor> single_in;
+        for (const auto& t : *batched_in) {
+          auto one = take_row(t.tensor, row);
+          if (!one.ok()) return std::move(one).take_error();
+          single_in.push_back({t.name, std::move(one).value()});
+        }
+        auto single = session.run(single_in);
+        if (!single.ok()) {
+          c = {c.name, ProbeStatus::kFail, single.error().to_string()};
+          break;
+        }
+        for (size_t k = 0; k < single->size(); ++k) {
+          const Tensor& full = (*batched)[k].tensor;
+          if (full.rank() == 0 || full.shape()[0] != 3) continue;  // output without a batch axis
+          auto row_out = take_row(full, row);
+          if (!row_out.ok()) return std::move(row_out).take_error();
+          auto d = compare_tensors(*row_out, (*single)[k].tensor, o.rtol, o.atol);
+          worst = std::max(worst, d.max_abs);
+          if (!d.comparable || d.violations > 0) {
+            c = {c.name, ProbeStatus::kFail,
+                 "row " + std::to_string(row) + " of output '" + (*single)[k].name + "' differs from its single run (max abs " +
+                     std::to_string(d.max_abs) + ")"};
+            break;
+          }
+        }
+      }
+      if (c.status == ProbeStatus::kPass) c.detail = "max abs difference " + std::to_string(worst);
+    }
+    r.cases.push_back(c);
+  }
+  return r;
+}
+
+nlohmann::ordered_json probe_to_json(const ProbeReport& r) {
+  nlohmann::ordered_json j;
+  j["schema"] = "glassbox.probe/1";
+  j["model"] = r.model;
+  j["max_length"] = r.max_length;
+  j["max_length_source"] = r.max_length_source;
+  j["ok"] = r.ok();
+  auto cases = nlohmann::ordered_json::array();
+  for (const auto& c : r.cases) cases.push_back({{"name", c.name}, {"status", probe_status_name(c.status)}, {"detail", c.detail}});
+  j["cases"] = cases;
+  return j;
+}
+
+std::string probe_to_text(const ProbeReport& r) {
+  std::ostringstream s;
+  s << "model       " << r.model << "\nmax length  " << (r.max_length > 0 ? std::to_string(r.max_length) : "unknown") << " ("
+    << r.max_length_source << ")\n\n";
+  for (const auto& c : r.cases) {
+    std::string name = c.name;
+    name.resize(std::max<size_t>(name.size(), 44), ' ');
+    s << probe_status_name(c.status) << "  " << name << "  " << c.detail << "\n";
+  }
+  s << "\n" << (r.ok() ? "probe passed" : "probe FAILED") << "\n";
+  return s.str();
+}
+
+}  // namespace glassbox::diag

@@ -1,0 +1,197 @@
+#include "pipeline/model_dir.h"
+
+#include <filesystem>
+#include <fstream>
+
+namespace glassbox::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+Result<json> read_json(const std::string& path, bool required) {
+  std::ifstream in(path);
+  if (!in) {
+    if (!required) return json(nullptr);
+    return make_error(ErrorCode::kNotFound, "required file is missing", path,
+                      "a model directory needs model.onnx, tokenizer.json and config.json");
+  }
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return make_error(ErrorCode::kInvalidModel, "not a JSON object", path);
+  return j;
+}
+
+template <class T>
+std::optional<T> get_opt(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return std::nullopt;
+  try {
+    return j[key].get<T>();
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Result<ModelDirFiles> read_model_dir(const std::string& dir) {
+  ModelDirFiles f;
+  f.dir = dir;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return make_error(ErrorCode::kNotFound, "model directory does not exist", dir,
+                      "pass a directory with model.onnx, tokenizer.json and config.json");
+  f.model_path = (fs::path(dir) / "model.onnx").string();
+  f.tokenizer_path = (fs::path(dir) / "tokenizer.json").string();
+  for (const auto& p : {f.model_path, f.tokenizer_path})
+    if (!fs::exists(p, ec))
+      return make_error(ErrorCode::kNotFound, "required file is missing", p,
+                        "a model directory needs model.onnx, tokenizer.json and config.json");
+  GB_ASSIGN_OR_RETURN(f.config, read_json((fs::path(dir) / "config.json").string(), true));
+  GB_ASSIGN_OR_RETURN(f.tokenizer_config, read_json((fs::path(dir) / "tokenizer_config.json").string(), false));
+  GB_ASSIGN_OR_RETURN(f.glassbox, read_json((fs::path(dir) / "glassbox.json").string(), false));
+  return f;
+}
+
+Result<std::optional<TruncationPolicy>> parse_truncation(const std::string& text, int64_t max_length) {
+  if (text == "none") return std::optional<TruncationPolicy>();
+  TruncationPolicy p;
+  p.max_length = static_cast<size_t>(max_length);
+  if (text == "longest_first") p.strategy = TruncationStrategy::kLongestFirst;
+  else if (text == "only_first") p.strategy = TruncationStrategy::kOnlyFirst;
+  else if (text == "only_second") p.strategy = TruncationStrategy::kOnlySecond;
+  else
+    return make_error(ErrorCode::kInvalidArgument, "truncation '" + text + "' is unknown", {},
+                      "use none, longest_first, only_first or only_second");
+  return std::optional<TruncationPolicy>(p);
+}
+
+Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const PipelineOptions& options,
+                                           const std::vector<TensorSpec>& outputs, const Tokenizer& tokenizer,
+                                           std::vector<Derivation>& d) {
+  PipelineDecisions dec;
+  const json& g = f.glassbox;
+  const std::string gj = "glassbox.json";
+
+  // task
+  if (auto task = get_opt<std::string>(g, "task")) {
+    if (*task == "classify") dec.task = PipelineTask::kClassify;
+    else if (*task == "embed") dec.task = PipelineTask::kEmbed;
+    else return make_error(ErrorCode::kInvalidModel, "task '" + *task + "' is unknown (classify|embed)", f.dir + "/" + gj);
+    d.push_back({"task", *task, gj});
+  } else {
+    const bool has_labels = f.config.contains("id2label");
+    const bool logits = !outputs.empty() && outputs[0].name == "logits";
+    dec.task = (has_labels && logits) ? PipelineTask::kClassify : PipelineTask::kEmbed;
+    d.push_back({"task", dec.task == PipelineTask::kClassify ? "classify" : "embed",
+                 logits ? "model output 'logits' + config.json id2label" : "model output is not 'logits'"});
+  }
+
+  // max_length
+  if (auto v = get_opt<int64_t>(g, "max_length")) {
+    dec.max_length = *v;
+    d.push_back({"max_length", std::to_string(*v), gj});
+  } else if (auto v2 = get_opt<int64_t>(f.tokenizer_config, "model_max_length"); v2 && *v2 > 0 && *v2 < 1000000) {
+    dec.max_length = *v2;
+    d.push_back({"max_length", std::to_string(*v2), "tokenizer_config.json model_max_length"});
+  } else if (auto v3 = get_opt<int64_t>(f.config, "max_position_embeddings")) {
+    dec.max_length = *v3;
+    d.push_back({"max_length", std::to_string(*v3), "config.json max_position_embeddings"});
+  } else {
+    return make_error(ErrorCode::kInvalidModel, "cannot tell the model's maximum input length", f.dir,
+                      "set \"max_length\" in glassbox.json");
+  }
+  if (dec.max_length <= 0) return make_error(ErrorCode::kInvalidModel, "max_length must be positive", f.dir);
+
+  // truncation
+  std::string trunc = "none";
+  std::string trunc_src = "default: an overlong input is an error, nothing is dropped silently";
+  if (auto t = get_opt<std::string>(g, "truncation")) {
+    trunc = *t;
+    trunc_src = gj;
+  }
+  if (options.truncation) {
+    trunc = *options.truncation;
+    trunc_src = "flag --truncation";
+  }
+  GB_ASSIGN_OR_RETURN(dec.truncation, parse_truncation(trunc, dec.max_length));
+  d.push_back({"truncation", trunc, trunc_src});
+
+  // batch size
+  if (options.batch_size) {
+    dec.batch_size = *options.batch_size;
+    d.push_back({"batch_size", std::to_string(dec.batch_size), "flag --batch"});
+  } else if (auto b = get_opt<int64_t>(g, "batch_size")) {
+    dec.batch_size = *b;
+    d.push_back({"batch_size", std::to_string(*b), gj});
+  } else {
+    d.push_back({"batch_size", std::to_string(dec.batch_size), "default: padding waste stays small for short texts"});
+  }
+  if (dec.batch_size <= 0) return make_error(ErrorCode::kInvalidArgument, "batch_size must be positive");
+
+  // pad id
+  if (auto p = get_opt<uint32_t>(g, "pad_id")) {
+    dec.pad_id = *p;
+    d.push_back({"pad_id", std::to_string(*p), gj});
+  } else if (tokenizer.file_padding()) {
+    dec.pad_id = tokenizer.file_padding()->pad_id;
+    d.push_back({"pad_id", std::to_string(dec.pad_id), "tokenizer.json padding.pad_id"});
+  } else {
+    bool found = false;
+    for (const char* tok : {"[PAD]", "<pad>", "<PAD>", "[pad]"}) {
+      if (auto id = tokenizer.token_to_id(tok)) {
+        dec.pad_id = *id;
+        d.push_back({"pad_id", std::to_string(*id), std::string("tokenizer vocabulary ") + tok});
+        found = true;
+        break;
+      }
+    }
+    if (!found) d.push_back({"pad_id", "0", "default: no pad token declared (padded positions are masked out)"});
+  }
+
+  // labels
+  if (g.is_object() && g.contains("labels") && g["labels"].is_array()) {
+    for (const auto& l : g["labels"]) dec.labels.push_back(l.get<std::string>());
+    d.push_back({"labels", std::to_string(dec.labels.size()) + " labels", gj});
+  } else if (f.config.contains("id2label") && f.config["id2label"].is_object()) {
+    const auto& m = f.config["id2label"];
+    dec.labels.resize(m.size());
+    for (const auto& [k, v] : m.items()) {
+      size_t idx = 0;
+      try {
+        idx = std::stoul(k);
+      } catch (const std::exception&) {
+        return make_error(ErrorCode::kInvalidModel, "id2label key '" + k + "' is not an integer", f.dir + "/config.json");
+      }
+      if (idx >= dec.labels.size())
+        return make_error(ErrorCode::kInvalidModel, "id2label ids are not 0..n-1", f.dir + "/config.json");
+      dec.labels[idx] = v.get<std::string>();
+    }
+    d.push_back({"labels", std::to_string(dec.labels.size()) + " labels", "config.json id2label"});
+  }
+  if (dec.task == PipelineTask::kClassify && dec.labels.empty())
+    return make_error(ErrorCode::kInvalidModel, "a classify model needs label names", f.dir,
+                      "add id2label to config.json or \"labels\" to glassbox.json");
+
+  // pooling / normalize (embed)
+  if (auto p = get_opt<std::string>(g, "pooling")) {
+    if (*p == "cls") dec.pooling = Pooling::kCls;
+    else if (*p == "mean") dec.pooling = Pooling::kMean;
+    else if (*p == "none") dec.pooling = Pooling::kNone;
+    else return make_error(ErrorCode::kInvalidModel, "pooling '" + *p + "' is unknown (cls|mean|none)", f.dir + "/" + gj);
+    d.push_back({"pooling", *p, gj});
+  } else if (dec.task == PipelineTask::kEmbed) {
+    const bool rank2 = !outputs.empty() && outputs[0].has_shape && outputs[0].dims.size() == 2;
+    dec.pooling = rank2 ? Pooling::kNone : Pooling::kMean;
+    d.push_back({"pooling", rank2 ? "none" : "mean",
+                 rank2 ? "model output is already [batch, hidden]" : "default: mean over real tokens (sentence-transformers)"});
+  }
+  if (auto n = get_opt<bool>(g, "normalize")) {
+    dec.normalize = *n;
+    d.push_back({"normalize", *n ? "true" : "false", gj});
+  } else if (dec.task == PipelineTask::kEmbed) {
+    d.push_back({"normalize", "false", "default: raw vectors; set \"normalize\": true for unit vectors"});
+  }
+  return dec;
+}
+
+}  // namespace glassbox::pipeline

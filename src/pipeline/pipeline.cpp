@@ -1,0 +1,254 @@
+#include "glassbox/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "graph/loader.h"
+#include "pipeline/model_dir.h"
+
+namespace glassbox {
+
+struct Pipeline::Impl {
+  pipeline::ModelDirFiles files;
+  Tokenizer tokenizer;
+  Session session;
+  PipelineDecisions decisions;
+  std::vector<Derivation> derivations;
+};
+
+namespace {
+
+// Rows of the embedding table the input ids index (Gather(table, input_ids)), 0 if not found.
+int64_t embedding_rows(const std::string& model_path, const std::string& ids_name) {
+  graph::LoadOptions lo;
+  lo.run_checker = false;
+  lo.run_shape_inference = false;
+  auto model = graph::load_model(model_path, lo);
+  if (!model.ok()) return 0;
+  for (const auto& n : model->graph.nodes) {
+    if (n.op_type != "Gather" || n.inputs.size() < 2 || n.inputs[1] != ids_name) continue;
+    auto it = model->graph.initializers.find(n.inputs[0]);
+    if (it != model->graph.initializers.end() && it->second.rank() >= 1) return it->second.shape()[0];
+  }
+  return 0;
+}
+
+struct Encoded {
+  Encoding enc;
+  int64_t dropped = 0;
+};
+
+Result<Encoded> encode_one(const Pipeline::Impl& p, const PipelineInput& in, size_t index) {
+  EncodeOptions opts;
+  opts.truncation_from_file = false;  // the pipeline's declared policy applies, not the file's
+  opts.padding_from_file = false;     // batches are padded by the pipeline, explicitly
+  std::optional<std::string_view> pair;
+  if (in.pair) pair = *in.pair;
+  auto full = p.tokenizer.encode(in.text, pair, opts);
+  if (!full.ok()) return std::move(full).take_error().with_where("input " + std::to_string(index));
+  const int64_t len = static_cast<int64_t>(full->size());
+  const int64_t max = p.decisions.max_length;
+  if (len <= max) return Encoded{std::move(full).value(), 0};
+  if (!p.decisions.truncation)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "input has " + std::to_string(len) + " tokens, over the model's max_length " + std::to_string(max),
+                      "input " + std::to_string(index),
+                      "shorten the text, or allow dropping tokens with --truncation longest_first (or \"truncation\" "
+                      "in glassbox.json); the response then reports tokens_dropped");
+  opts.truncation = p.decisions.truncation;
+  auto cut = p.tokenizer.encode(in.text, pair, opts);
+  if (!cut.ok()) return std::move(cut).take_error().with_where("input " + std::to_string(index));
+  const int64_t kept = static_cast<int64_t>(cut->size());
+  cut->overflowing.clear();
+  return Encoded{std::move(cut).value(), len - kept};
+}
+
+// Runs one padded batch; returns the model outputs.
+Result<std::vector<NamedTensor>> run_batch(const Pipeline::Impl& p, const std::vector<Encoded>& batch) {
+  size_t longest = 0;
+  for (const auto& e : batch) longest = std::max(longest, e.enc.size());
+  const int64_t b = static_cast<int64_t>(batch.size()), s = static_cast<int64_t>(longest);
+  std::vector<NamedTensor> inputs;
+  for (const auto& spec : p.session.inputs()) {
+    GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(spec.dtype, {b, s}));
+    auto fill = [&](auto* out) {
+      using T = std::remove_pointer_t<decltype(out)>;
+      for (int64_t r = 0; r < b; ++r) {
+        const Encoding& e = batch[r].enc;
+        for (int64_t c = 0; c < s; ++c) {
+          const bool real = c < static_cast<int64_t>(e.size());
+          T v = 0;
+          if (spec.name == "input_ids") v = static_cast<T>(real ? e.ids[c] : p.decisions.pad_id);
+          else if (spec.name == "attention_mask") v = real ? static_cast<T>(e.attention_mask[c]) : 0;
+          else if (spec.name == "token_type_ids") v = real ? static_cast<T>(e.type_ids[c]) : 0;
+          out[r * s + c] = v;
+        }
+      }
+    };
+    if (spec.name != "input_ids" && spec.name != "attention_mask" && spec.name != "token_type_ids")
+      return make_error(ErrorCode::kUnsupported, "model input '" + spec.name + "' is not one a text pipeline can fill",
+                        p.files.model_path, "text pipelines fill input_ids, attention_mask and token_type_ids");
+    if (spec.dtype == DataType::kInt64) fill(t.mutable_data<int64_t>());
+    else if (spec.dtype == DataType::kInt32) fill(t.mutable_data<int32_t>());
+    else
+      return make_error(ErrorCode::kUnsupported, std::string("model input '") + spec.name + "' has dtype " + dtype_name(spec.dtype),
+                        p.files.model_path, "text pipelines feed int64 or int32 ids");
+    inputs.push_back({spec.name, std::move(t)});
+  }
+  GB_ASSIGN_OR_RETURN(auto outs, p.session.run(inputs));
+  for (const auto& o : outs) {
+    if (o.tensor.dtype() != DataType::kFloat32) continue;
+    const float* v = o.tensor.data<float>();
+    for (int64_t i = 0; i < o.tensor.numel(); ++i)
+      if (!std::isfinite(v[i]))
+        return make_error(ErrorCode::kInternal, "model output '" + o.name + "' contains NaN/Inf", p.files.model_path,
+                          "run `glassbox run --check-numerics` on this input to find the node that produces it");
+  }
+  return outs;
+}
+
+const NamedTensor* pick_output(const std::vector<NamedTensor>& outs, std::initializer_list<const char*> names, int64_t rank) {
+  for (const char* n : names)
+    for (const auto& o : outs)
+      if (o.name == n && o.tensor.rank() == rank) return &o;
+  for (const auto& o : outs)
+    if (o.tensor.rank() == rank && o.tensor.dtype() == DataType::kFloat32) return &o;
+  return nullptr;
+}
+
+template <class Fn>
+Status for_each_batch(const Pipeline::Impl& p, const std::vector<PipelineInput>& inputs, Fn&& fn) {
+  for (size_t start = 0; start < inputs.size(); start += static_cast<size_t>(p.decisions.batch_size)) {
+    const size_t end = std::min(inputs.size(), start + static_cast<size_t>(p.decisions.batch_size));
+    std::vector<Encoded> batch;
+    for (size_t i = start; i < end; ++i) {
+      GB_ASSIGN_OR_RETURN(Encoded e, encode_one(p, inputs[i], i));
+      batch.push_back(std::move(e));
+    }
+    GB_ASSIGN_OR_RETURN(auto outs, run_batch(p, batch));
+    GB_RETURN_IF_ERROR(fn(batch, outs));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string default_model_dir() { return GLASSBOX_DEFAULT_MODEL_DIR; }
+
+Pipeline::Pipeline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Pipeline::Pipeline(Pipeline&&) noexcept = default;
+Pipeline& Pipeline::operator=(Pipeline&&) noexcept = default;
+Pipeline::~Pipeline() = default;
+
+const PipelineDecisions& Pipeline::decisions() const { return impl_->decisions; }
+const std::vector<Derivation>& Pipeline::derivations() const { return impl_->derivations; }
+const Session& Pipeline::session() const { return impl_->session; }
+const Tokenizer& Pipeline::tokenizer() const { return impl_->tokenizer; }
+
+Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOptions& options) {
+  GB_ASSIGN_OR_RETURN(auto files, pipeline::read_model_dir(model_dir));
+  auto tok = Tokenizer::from_file(files.tokenizer_path);
+  if (!tok.ok()) return std::move(tok).take_error().with_where(files.tokenizer_path);
+  auto session = Session::load(files.model_path, options.session);
+  if (!session.ok()) return std::move(session).take_error();
+  std::vector<Derivation> derivations;
+  GB_ASSIGN_OR_RETURN(auto decisions,
+                      pipeline::derive_decisions(files, options, session->outputs(), *tok, derivations));
+  // The tokenizer must not produce ids the model's embedding table does not have.
+  const int64_t rows = embedding_rows(files.model_path, "input_ids");
+  if (rows > 0 && static_cast<int64_t>(tok->vocab_size()) > rows)
+    return make_error(ErrorCode::kInvalidModel,
+                      "tokenizer has " + std::to_string(tok->vocab_size()) + " tokens but the model's embedding table has " +
+                          std::to_string(rows) + " rows",
+                      model_dir, "use the tokenizer.json the model was trained with");
+  auto impl = std::make_unique<Impl>(Impl{std::move(files), std::move(tok).value(), std::move(session).value(),
+                                          std::move(decisions), std::move(derivations)});
+  return Pipeline(std::move(impl));
+}
+
+Result<std::vector<Classification>> Pipeline::classify(const std::vector<PipelineInput>& inputs, int top_k) const {
+  if (impl_->decisions.task != PipelineTask::kClassify)
+    return make_error(ErrorCode::kInvalidArgument, "this model directory is an embedding model", impl_->files.dir,
+                      "use `glassbox embed`");
+  std::vector<Classification> results;
+  const auto& labels = impl_->decisions.labels;
+  Status st = for_each_batch(*impl_, inputs, [&](const std::vector<Encoded>& batch, const std::vector<NamedTensor>& outs) -> Status {
+    const NamedTensor* logits = pick_output(outs, {"logits"}, 2);
+    if (!logits || logits->tensor.shape()[0] != static_cast<int64_t>(batch.size()))
+      return make_error(ErrorCode::kInvalidModel, "model has no [batch, labels] float output", impl_->files.model_path);
+    const int64_t n = logits->tensor.shape()[1];
+    if (n != static_cast<int64_t>(labels.size()))
+      return make_error(ErrorCode::kInvalidModel,
+                        "model gives " + std::to_string(n) + " logits but " + std::to_string(labels.size()) + " labels are declared",
+                        impl_->files.dir);
+    for (size_t r = 0; r < batch.size(); ++r) {
+      const float* row = logits->tensor.data<float>() + r * n;
+      const float mx = *std::max_element(row, row + n);
+      std::vector<double> e(n);
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) sum += e[i] = std::exp(static_cast<double>(row[i]) - mx);
+      Classification c;
+      for (int64_t i = 0; i < n; ++i) c.labels.push_back({labels[i], static_cast<float>(e[i] / sum)});
+      std::stable_sort(c.labels.begin(), c.labels.end(), [](const LabelScore& a, const LabelScore& b) { return a.score > b.score; });
+      c.labels.resize(std::min<size_t>(c.labels.size(), static_cast<size_t>(std::max(1, top_k))));
+      c.tokens = static_cast<int64_t>(batch[r].enc.size());
+      c.tokens_dropped = batch[r].dropped;
+      results.push_back(std::move(c));
+    }
+    return {};
+  });
+  if (!st.ok()) return std::move(st).take_error();
+  return results;
+}
+
+Result<std::vector<Embedding>> Pipeline::embed(const std::vector<PipelineInput>& inputs) const {
+  if (impl_->decisions.task != PipelineTask::kEmbed)
+    return make_error(ErrorCode::kInvalidArgument, "this model directory is a classification model", impl_->files.dir,
+                      "use `glassbox classify`");
+  std::vector<Embedding> results;
+  const Pooling pooling = impl_->decisions.pooling;
+  Status st = for_each_batch(*impl_, inputs, [&](const std::vector<Encoded>& batch, const std::vector<NamedTensor>& outs) -> Status {
+    const NamedTensor* out = pooling == Pooling::kNone ? pick_output(outs, {"sentence_embedding", "pooler_output"}, 2)
+                                                       : pick_output(outs, {"last_hidden_state", "token_embeddings"}, 3);
+    if (!out || out->tensor.shape()[0] != static_cast<int64_t>(batch.size()))
+      return make_error(ErrorCode::kInvalidModel,
+                        pooling == Pooling::kNone ? "model has no [batch, hidden] float output"
+                                                  : "model has no [batch, sequence, hidden] float output",
+                        impl_->files.model_path, "set \"pooling\" in glassbox.json to match the model's outputs");
+    const auto& shape = out->tensor.shape();
+    const int64_t hidden = shape.back(), seq = pooling == Pooling::kNone ? 1 : shape[1];
+    for (size_t r = 0; r < batch.size(); ++r) {
+      Embedding e;
+      e.vector.assign(hidden, 0.f);
+      const float* base = out->tensor.data<float>() + r * seq * hidden;
+      if (pooling == Pooling::kNone || pooling == Pooling::kCls) {
+        std::copy(base, base + hidden, e.vector.begin());
+      } else {
+        const auto& mask = batch[r].enc.attention_mask;
+        double count = 0;
+        std::vector<double> acc(hidden, 0);
+        for (int64_t t = 0; t < static_cast<int64_t>(mask.size()) && t < seq; ++t) {
+          if (!mask[t]) continue;
+          count += 1;
+          for (int64_t h = 0; h < hidden; ++h) acc[h] += base[t * hidden + h];
+        }
+        for (int64_t h = 0; h < hidden; ++h) e.vector[h] = static_cast<float>(count > 0 ? acc[h] / count : 0);
+      }
+      if (impl_->decisions.normalize) {
+        double norm = 0;
+        for (float v : e.vector) norm += static_cast<double>(v) * v;
+        norm = std::sqrt(norm);
+        if (norm > 0)
+          for (float& v : e.vector) v = static_cast<float>(v / norm);
+      }
+      e.tokens = static_cast<int64_t>(batch[r].enc.size());
+      e.tokens_dropped = batch[r].dropped;
+      results.push_back(std::move(e));
+    }
+    return {};
+  });
+  if (!st.ok()) return std::move(st).take_error();
+  return results;
+}
+
+}  // namespace glassbox
