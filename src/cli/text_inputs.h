@@ -84,6 +84,7 @@ void with_progress(const std::vector<PipelineInput>& inputs, size_t chunk, Fn&& 
 }
 
 inline void print_throughput(const char* verb, size_t texts, int64_t tokens, std::chrono::steady_clock::time_point t0) {
+  std::cout.flush();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "glassbox " << verb << ": " << texts << " texts, " << tokens << " tokens in " << s << " s ("
             << (s > 0 ? texts / s : 0) << " texts/s, " << (s > 0 ? tokens / s : 0) << " tokens/s)\n";

@@ -156,11 +156,15 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
                       pipeline::derive_decisions(files, options, session->outputs(), *tok, derivations));
   // The tokenizer must not produce ids the model's embedding table does not have.
   const int64_t rows = embedding_rows(files.model_path, "input_ids");
-  if (rows > 0 && static_cast<int64_t>(tok->vocab_size()) > rows)
-    return make_error(ErrorCode::kInvalidModel,
-                      "tokenizer has " + std::to_string(tok->vocab_size()) + " tokens but the model's embedding table has " +
-                          std::to_string(rows) + " rows",
-                      model_dir, "use the tokenizer.json the model was trained with");
+  if (rows > 0) {
+    const int64_t last = static_cast<int64_t>(tok->vocab_size()) + 1024;  // added tokens may sit above the vocabulary
+    for (int64_t id = rows; id < last; ++id)
+      if (tok->id_to_token(static_cast<uint32_t>(id)))
+        return make_error(ErrorCode::kInvalidModel,
+                          "tokenizer can produce id " + std::to_string(id) + " but the model's embedding table has " +
+                              std::to_string(rows) + " rows",
+                          model_dir, "use the tokenizer.json the model was trained with");
+  }
   auto impl = std::make_unique<Impl>(Impl{std::move(files), std::move(tok).value(), std::move(session).value(),
                                           std::move(decisions), std::move(derivations)});
   return Pipeline(std::move(impl));
