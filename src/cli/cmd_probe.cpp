@@ -19,6 +19,7 @@ void add_probe_command(CLI::App& app) {
   cmd->add_option("--max-length", a->probe.max_length,
                   "longest sequence the model accepts (default: config.json max_position_embeddings, else unknown)");
   cmd->add_option("--base-length", a->probe.base_length, "sequence length of the batch-size cases (default 8)");
+  cmd->add_option("--other-dim", a->probe.other_dim, "size of other dynamic dims such as image height/width (default 64)");
   cmd->add_option("--threads", a->threads, "intra-op threads (default 0 = physical cores)");
   cmd->add_option("--seed", a->probe.seed, "seed of generated inputs (default 0)");
   cmd->add_flag("--json", a->json, "print JSON (schema glassbox.probe/1; default: a table)");

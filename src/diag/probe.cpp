@@ -50,12 +50,14 @@ Axes find_axes(const Session& s) {
 
 // Inputs at (batch, seq): dims 0 and 1 replaced, other dims as declared (unknown -> 1).
 Result<std::vector<NamedTensor>> make_inputs(const Session& s, int64_t batch, int64_t seq, uint64_t seed,
-                                             bool zero_mask = false) {
+                                             int64_t other_dim, bool zero_mask = false) {
   std::vector<NamedTensor> out;
   for (const auto& in : s.inputs()) {
     Shape shape;
-    for (size_t d = 0; d < in.dims.size(); ++d)
-      shape.push_back(d == 0 ? batch : d == 1 ? seq : (in.dims[d] >= 0 ? in.dims[d] : 1));
+    for (size_t d = 0; d < in.dims.size(); ++d) {
+      if (in.dims[d] >= 0) shape.push_back(in.dims[d]);  // fixed dims stay as declared
+      else shape.push_back(d == 0 ? batch : d == 1 ? seq : other_dim);
+    }
     GB_ASSIGN_OR_RETURN(Tensor t, generate_input(in, shape, seed));
     std::string lower = in.name;
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -118,7 +120,7 @@ Result<ProbeReport> probe_model(const std::string& path, const SessionOptions& s
 
   auto run_case = [&](const std::string& name, int64_t batch, int64_t seq, bool expect_failure, bool zero_mask = false) {
     ProbeCase c{name, ProbeStatus::kPass, {}};
-    auto inputs = make_inputs(session, batch, seq, o.seed, zero_mask);
+    auto inputs = make_inputs(session, batch, seq, o.seed, o.other_dim, zero_mask);
     if (!inputs.ok()) return ProbeCase{name, ProbeStatus::kSkip, inputs.error().to_string()};
     auto outs = session.run(*inputs);
     if (expect_failure) {
@@ -190,7 +192,7 @@ Result<ProbeReport> probe_model(const std::string& path, const SessionOptions& s
   // Batch invariance: row i of a batch of 3 equals the single run of row i.
   if (axes.dynamic_batch) {
     ProbeCase c{"batch invariance (3 rows vs single runs)", ProbeStatus::kPass, {}};
-    auto batched_in = make_inputs(session, 3, base, o.seed + 1);
+    auto batched_in = make_inputs(session, 3, base, o.seed + 1, o.other_dim);
     auto batched = batched_in.ok() ? session.run(*batched_in) : Result<std::vector<NamedTensor>>(batched_in.error());
     if (!batched.ok()) {
       c = {c.name, ProbeStatus::kFail, batched.error().to_string()};

@@ -25,6 +25,7 @@ struct ProbeCase {
 struct ProbeOptions {
   int64_t max_length = 0;  // 0 = unknown: from config.json's max_position_embeddings when probing a model directory
   int64_t base_length = 8; // sequence length of the batch-size cases
+  int64_t other_dim = 64;   // size of other dynamic dims (image height/width): big enough for typical CNN strides
   double rtol = 1e-3, atol = 1e-4;  // batch invariance tolerance: |single - batched| <= atol + rtol*|single|
   uint64_t seed = 0;
 };
