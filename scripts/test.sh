@@ -8,8 +8,9 @@ build="${GLASSBOX_TEST_BUILD_DIR:-build-test}"
 sanitize="${GLASSBOX_TEST_SANITIZE-address,undefined}"
 jobs="$(nproc)"
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLASSBOX_WERROR=ON \
-  -DGLASSBOX_SANITIZE="$sanitize" >/dev/null
+# -O1 -g1: what ASan recommends, and it compiles much faster than -O2 -g on 2 cores.
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" \
+  -DCMAKE_C_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" -DGLASSBOX_WERROR=ON -DGLASSBOX_SANITIZE="$sanitize" >/dev/null
 ninja -C "$build" -j "$jobs"
 # Test models are produced by the real torch.onnx exporter, never committed.
 /usr/bin/python3 scripts/make_test_models.py >/dev/null 2>&1 || /usr/bin/python3 scripts/make_test_models.py
