@@ -111,6 +111,75 @@ class LangId(nn.Module):
         return self.cls(pooled)
 
 
+def load_onnx_weights(model, onnx_path):
+    """Warm start: read the weights of a model.onnx exported by this script back into `model`.
+    Named initializers (embeddings, biases, LayerNorm, cls.*) map 1:1; the Linear weights were
+    exported as anonymous MatMul initializers ([in, out]) - each is identified by the Add that
+    adds the Linear's named bias to the MatMul output."""
+    import onnx
+    from onnx import numpy_helper
+    g = onnx.load(onnx_path).graph
+    init = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    consumers = {}
+    for n in g.node:
+        for x in n.input:
+            consumers.setdefault(x, []).append(n)
+    sd = {}
+    for k, v in init.items():
+        if not k.startswith("onnx::"):
+            sd[k] = torch.from_numpy(v.copy())
+    for n in g.node:
+        if n.op_type != "MatMul" or n.input[1] not in init:
+            continue
+        for c in consumers.get(n.output[0], []):
+            if c.op_type == "Add":
+                bias = [x for x in c.input if x.endswith(".bias") and x in init]
+                if bias:
+                    sd[bias[0][:-len(".bias")] + ".weight"] = torch.from_numpy(init[n.input[1]].T.copy())
+    own = model.state_dict()
+    missing = sorted(set(own) - set(sd))
+    assert not missing, f"--init-from: weights not found in {onnx_path}: {missing}"
+    for k in own:
+        assert own[k].shape == sd[k].shape, (k, own[k].shape, sd[k].shape)
+    model.load_state_dict({k: sd[k] for k in own})
+
+
+def augment_variants(s, lang):
+    """Deterministic (hash-seeded) extra training texts for a train sentence, to make the model
+    less dependent on man-page surface form: a short window of whole words (3-10 words, everyday
+    sentences are short), with the first letter capitalized or the whole window lower-cased, and
+    a random final punctuation mark (. ? ! , or none)."""
+    h = int(md5("aug" + s)[:12], 16)
+    r = random.Random(h)
+    out = []
+    cjk = lang in ("ja", "zh")  # no spaces between words
+    if cjk:
+        if len(s) > 6:
+            n = r.randint(4, 16)
+            st = r.randrange(max(1, len(s) - n + 1))
+            out.append(s[st:st + n] + r.choice(["", "。", "？", "！"]))
+        return out
+    w = s.split()
+    if len(w) >= 3:
+        n = r.randint(3, min(10, len(w)))
+        st = r.randrange(len(w) - n + 1)
+        frag = " ".join(w[st:st + n]).rstrip(".,;:!?")
+        if frag:
+            c = r.random()
+            if c < 0.3:
+                frag = frag.lower()
+            elif c < 0.8:
+                frag = frag[:1].upper() + frag[1:]
+            frag += r.choice([".", ".", "?", "!", ",", ""])
+            if lang == "es" and frag.endswith("?") and r.random() < 0.5:
+                frag = "¿" + frag
+            out.append(frag)
+    # punctuation variant of the full sentence (question/exclamation instead of a full stop)
+    if s.endswith(".") and r.random() < 0.15:
+        out.append(s[:-1] + r.choice(["?", "!"]))
+    return out
+
+
 # ----------------------------------------------------------------------------- data
 def encode_texts(texts, tokenizer_json):
     inp = os.path.join(DATA, "enc_in.txt")
@@ -239,6 +308,15 @@ def main():
     ap.add_argument("--p-long128", type=float, default=0.15,
                     help="P(long span may reach max_length, else <= 64 tokens)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--init-from", default=None,
+                    help="warm start: read initial weights from this model.onnx (same sizes)")
+    ap.add_argument("--warmup", type=float, default=0.05, help="warm-up fraction of the steps")
+    ap.add_argument("--aug", type=float, default=0.0,
+                    help="fraction of train sentences that also get augmented variants "
+                         "(short word window, case and punctuation changes; see augment_variants)")
+    ap.add_argument("--time-budget-min", type=float, default=0.0,
+                    help="if > 0: stop training after this many minutes (lr decays linearly in "
+                         "elapsed time instead of steps; the number of steps done is reported)")
     ap.add_argument("--min-train-sents", type=int, default=300)
     ap.add_argument("--out", default=HERE)
     ap.add_argument("--data", default=None, help="corpus directory (default: models/langid/data)")
@@ -284,6 +362,11 @@ def main():
                     if split == "train" and int(md5("lc" + s)[:8], 16) % 100 < 15 and s.lower() != s:
                         texts.append(s.lower())
                         where.append((split, lang, pi))
+                    if split == "train" and args.aug > 0 and int(md5("av" + s)[:8], 16) % 10000 < args.aug * 10000:
+                        for v in augment_variants(s, lang):
+                            assert "\n" not in v
+                            texts.append(v)
+                            where.append((split, lang, pi))
     for lang, s in sanity:
         texts.append(s)
         where.append(("sanity", lang, 0))
@@ -336,20 +419,34 @@ def main():
     # ---- model + training
     model = LangId(vocab_size, len(labels), args.hidden, args.layers, args.heads, args.ff,
                    args.max_length)
+    if args.init_from:
+        load_onnx_weights(model, args.init_from)
+        print(f"initialized from {args.init_from}", file=sys.stderr)
     nparams = sum(p.numel() for p in model.parameters())
     print(f"params {nparams}", file=sys.stderr)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
                              {"params": no_decay, "weight_decay": 0.0}], lr=args.lr)
-    warm = max(1, args.steps // 20)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warm, max(0.0, (args.steps - s) / max(1, args.steps - warm))))
+    warm = max(1, int(args.steps * args.warmup))
+    budget = args.time_budget_min * 60.0
+    t_train = time.time()
+    if budget > 0:  # linear decay in elapsed time
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: min((s + 1) / warm, max(0.0, 1.0 - (time.time() - t_train) / budget)))
+    else:
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: min((s + 1) / warm, max(0.0, (args.steps - s) / max(1, args.steps - warm))))
     t_train = time.time()
     run_loss = 0.0
     # small dev subset of held-out sentences for progress printing
     dev = {l: test_sent[l][:100] for l in labels}
+    steps_done = 0
     for step in range(1, args.steps + 1):
+        if budget > 0 and time.time() - t_train >= budget:
+            print(f"time budget reached after {steps_done} steps", file=sys.stderr, flush=True)
+            break
+        steps_done = step
         model.train()
         seqs, ys = [], []
         for _ in range(args.batch):
@@ -488,7 +585,7 @@ def main():
 
     total = time.time() - t0
     summary = (f"params {nparams}, onnx {os.path.getsize(onnx_path) / 1e6:.2f} MB, "
-               f"training {train_time / 60:.1f} min ({args.steps} steps x {args.batch}), total {total / 60:.1f} min, "
+               f"training {train_time / 60:.1f} min ({steps_done} steps x {args.batch}{', from ' + os.path.basename(os.path.dirname(os.path.abspath(args.init_from))) + '/' + os.path.basename(args.init_from) if args.init_from else ''}), total {total / 60:.1f} min, "
                f"torch {torch.__version__}, threads {args.threads}\nonnx ops: {' '.join(ops)}")
     print(summary, file=sys.stderr)
     with open(os.path.join(DATA, "report.txt"), "w", encoding="utf-8") as f:
