@@ -27,8 +27,7 @@ class TileOp final : public Op {
     }
     for (int64_t d = 0; d < r; ++d) {
       if (rep[d] < 0) return nn::node_error(ctx, ErrorCode::kInvalidArgument, "repeats has a negative entry");
-      out[d] = x->shape()[d] * rep[d];
-      if (x->shape()[d] != 0 && out[d] / x->shape()[d] != rep[d])
+      if (__builtin_mul_overflow(x->shape()[d], rep[d], &out[d]))
         return nn::node_error(ctx, ErrorCode::kLimitExceeded, "tiled shape overflows int64");
       shape2.push_back(rep[d]);
       strides2.push_back(0);

@@ -33,7 +33,7 @@ class TriluOp final : public Op {
     const int64_t mats = (rows != 0 && cols != 0) ? x->numel() / (rows * cols) : 0;
     const char* src = static_cast<const char*>(x->raw());
     char* dst = static_cast<char*>(y->mutable_raw());
-    std::memset(dst, 0, y->nbytes());
+    if (y->nbytes()) std::memset(dst, 0, y->nbytes());
     for (int64_t m = 0; m < mats; ++m)
       for (int64_t i = 0; i < rows; ++i) {
         // Keep columns [lo, hi) of row i.

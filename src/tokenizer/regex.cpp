@@ -86,16 +86,24 @@ Regex::~Regex() {
 Status Regex::find_all(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& out) const {
   auto* code = static_cast<pcre2_code*>(code_);
   auto* mctx = static_cast<pcre2_match_context*>(mctx_);
-  thread_local pcre2_match_data* md = nullptr;
-  thread_local std::uint32_t md_pairs = 0;
+  // One match block per thread, freed when the thread exits (pool threads come and go with sessions).
+  struct MatchData {
+    pcre2_match_data* md = nullptr;
+    std::uint32_t pairs = 0;
+    ~MatchData() {
+      if (md) pcre2_match_data_free(md);
+    }
+  };
+  thread_local MatchData tls;
   std::uint32_t need = 0;
   pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &need);
   need += 1;
-  if (!md || md_pairs < need) {
-    if (md) pcre2_match_data_free(md);
-    md = pcre2_match_data_create(need < 16 ? 16 : need, nullptr);
-    md_pairs = need < 16 ? 16 : need;
+  if (!tls.md || tls.pairs < need) {
+    if (tls.md) pcre2_match_data_free(tls.md);
+    tls.md = pcre2_match_data_create(need < 16 ? 16 : need, nullptr);
+    tls.pairs = need < 16 ? 16 : need;
   }
+  pcre2_match_data* md = tls.md;
   auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   std::size_t start = 0;
   std::uint32_t options = 0;
