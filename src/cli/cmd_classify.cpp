@@ -14,14 +14,8 @@ void add_classify_command(CLI::App& app) {
   cmd->callback([a] {
     using namespace glassbox;
     std::vector<PipelineInput> texts;
-    const std::string dir = cli::resolve_model_dir(a->text, texts);
-    PipelineOptions opts;
-    opts.session.threads = a->text.threads;
-    opts.truncation = a->text.truncation;
-    opts.batch_size = a->text.batch;
-    auto p = Pipeline::load(dir, opts);
-    if (!p.ok()) cli::fail("classify", p.error());
-    if (texts.empty()) texts = cli::read_jsonl_stdin("classify");
+    Pipeline pipeline = cli::load_pipeline("classify", a->text, texts);
+    const Pipeline* p = &pipeline;
     const auto t0 = std::chrono::steady_clock::now();
     int64_t tokens = 0;
     size_t index = 0;

@@ -67,6 +67,20 @@ inline std::vector<PipelineInput> read_jsonl_stdin(const std::string& verb) {
   return out;
 }
 
+// Loads the pipeline named by the arguments and collects the texts (from the
+// arguments, else JSONL on stdin); fails the verb with a clear message.
+inline Pipeline load_pipeline(const std::string& verb, TextArgs& a, std::vector<PipelineInput>& texts) {
+  const std::string dir = resolve_model_dir(a, texts);
+  PipelineOptions opts;
+  opts.session.threads = a.threads;
+  opts.truncation = a.truncation;
+  opts.batch_size = a.batch;
+  auto p = Pipeline::load(dir, opts);
+  if (!p.ok()) fail(verb, p.error());
+  if (texts.empty()) texts = read_jsonl_stdin(verb);
+  return std::move(p).value();
+}
+
 // Runs fn over chunks of the inputs, drawing a progress bar on stderr when it is a terminal.
 template <class Fn>
 void with_progress(const std::vector<PipelineInput>& inputs, size_t chunk, Fn&& fn) {
