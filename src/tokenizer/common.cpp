@@ -202,4 +202,13 @@ void process_offsets(Encoding& e, bool add_prefix_space) {
   }
 }
 
+Status check_fields(const JsonCtx& c, std::initializer_list<const char*> allowed) {
+  for (auto it = c.j.begin(); it != c.j.end(); ++it) {
+    bool ok = it.key() == "type";
+    for (const char* a : allowed) ok |= it.key() == a;
+    if (!ok) return c.at(it.key()).err("unknown field");
+  }
+  return Status();
+}
+
 }  // namespace glassbox::tok

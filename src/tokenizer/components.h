@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,21 @@ struct JsonCtx {
   JsonCtx at(std::size_t i) const;
   Error err(const std::string& what) const;
 };
+
+// Fails on any field of a component object other than "type" and `allowed`.
+Status check_fields(const JsonCtx& c, std::initializer_list<const char*> allowed);
+
+// Loads the array `field` of sub-components with `load` into `items` (every "Sequence" component).
+template <class Load, class Items>
+Status load_items(const JsonCtx& c, const char* field, Load&& load, Items& items) {
+  JsonCtx arr = c.at(field);
+  if (!arr.j.is_array()) return arr.err("expected an array");
+  for (std::size_t i = 0; i < arr.j.size(); ++i) {
+    GB_ASSIGN_OR_RETURN(auto item, load(arr.at(i)));
+    items.push_back(std::move(item));
+  }
+  return Status();
+}
 
 class Normalizer {
  public:

@@ -228,15 +228,6 @@ class SequenceDecoder : public Decoder {
   }
 };
 
-Status check_fields(const JsonCtx& c, std::initializer_list<const char*> allowed) {
-  for (auto it = c.j.begin(); it != c.j.end(); ++it) {
-    bool ok = it.key() == "type";
-    for (const char* a : allowed) ok |= it.key() == a;
-    if (!ok) return c.at(it.key()).err("unknown field");
-  }
-  return Status();
-}
-
 Result<char32_t> one_char(const JsonCtx& c, const std::string& key) {
   GB_ASSIGN_OR_RETURN(std::string s, get_string(c, key, std::nullopt));
   if (utf8_count(s) != 1) return c.at(key).err("expected exactly one character, got \"" + s + "\"");
@@ -315,13 +306,8 @@ Result<std::unique_ptr<Decoder>> load_decoder(const JsonCtx& c) {
   }
   if (type == "Sequence") {
     GB_RETURN_IF_ERROR(check_fields(c, {"decoders"}));
-    JsonCtx arr = c.at("decoders");
-    if (!arr.j.is_array()) return arr.err("expected an array");
     auto d = std::make_unique<SequenceDecoder>();
-    for (std::size_t i = 0; i < arr.j.size(); ++i) {
-      GB_ASSIGN_OR_RETURN(auto item, load_decoder(arr.at(i)));
-      d->items.push_back(std::move(item));
-    }
+    GB_RETURN_IF_ERROR(load_items(c, "decoders", load_decoder, d->items));
     return std::unique_ptr<Decoder>(std::move(d));
   }
   return c.at("type").err("unknown \"" + type + "\"");

@@ -539,15 +539,6 @@ class UnigramModel : public Model {
   std::size_t vocab_size() const override { return pieces.size(); }
 };
 
-Status check_fields(const JsonCtx& c, std::initializer_list<const char*> allowed) {
-  for (auto it = c.j.begin(); it != c.j.end(); ++it) {
-    bool ok = it.key() == "type";
-    for (const char* a : allowed) ok |= it.key() == a;
-    if (!ok) return c.at(it.key()).err("unknown field");
-  }
-  return Status();
-}
-
 Result<std::optional<std::string>> opt_string(const JsonCtx& c, const std::string& key) {
   if (c.at(key).j.is_null()) return std::optional<std::string>();
   GB_ASSIGN_OR_RETURN(std::string s, get_string(c, key, std::nullopt));

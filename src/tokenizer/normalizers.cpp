@@ -203,15 +203,6 @@ class SequenceNormalizer : public Normalizer {
   }
 };
 
-Status check_fields(const JsonCtx& c, std::initializer_list<const char*> allowed) {
-  for (auto it = c.j.begin(); it != c.j.end(); ++it) {
-    bool ok = it.key() == "type";
-    for (const char* a : allowed) ok |= it.key() == a;
-    if (!ok) return c.at(it.key()).err("unknown field");
-  }
-  return Status();
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Normalizer>> load_normalizer(const JsonCtx& c) {
@@ -273,13 +264,8 @@ Result<std::unique_ptr<Normalizer>> load_normalizer(const JsonCtx& c) {
   }
   if (type == "Sequence") {
     GB_RETURN_IF_ERROR(check_fields(c, {"normalizers"}));
-    JsonCtx arr = c.at("normalizers");
-    if (!arr.j.is_array()) return arr.err("expected an array");
     auto n = std::make_unique<SequenceNormalizer>();
-    for (std::size_t i = 0; i < arr.j.size(); ++i) {
-      GB_ASSIGN_OR_RETURN(auto item, load_normalizer(arr.at(i)));
-      n->items.push_back(std::move(item));
-    }
+    GB_RETURN_IF_ERROR(load_items(c, "normalizers", load_normalizer, n->items));
     return std::unique_ptr<Normalizer>(std::move(n));
   }
   if (type == "Precompiled") {

@@ -148,15 +148,6 @@ class SequenceProcessor : public PostProcessor {
   }
 };
 
-Status check_fields(const JsonCtx& c, std::initializer_list<const char*> allowed) {
-  for (auto it = c.j.begin(); it != c.j.end(); ++it) {
-    bool ok = it.key() == "type";
-    for (const char* a : allowed) ok |= it.key() == a;
-    if (!ok) return c.at(it.key()).err("unknown field");
-  }
-  return Status();
-}
-
 Result<SpecialTok> get_special(const JsonCtx& c) {
   if (!c.j.is_array() || c.j.size() != 2 || !c.j[0].is_string() || !c.j[1].is_number_unsigned())
     return c.err("expected [token, id]");
@@ -252,13 +243,8 @@ Result<std::unique_ptr<PostProcessor>> load_post_processor(const JsonCtx& c) {
   }
   if (type == "Sequence") {
     GB_RETURN_IF_ERROR(check_fields(c, {"processors"}));
-    JsonCtx arr = c.at("processors");
-    if (!arr.j.is_array()) return arr.err("expected an array");
     auto p = std::make_unique<SequenceProcessor>();
-    for (std::size_t i = 0; i < arr.j.size(); ++i) {
-      GB_ASSIGN_OR_RETURN(auto item, load_post_processor(arr.at(i)));
-      p->items.push_back(std::move(item));
-    }
+    GB_RETURN_IF_ERROR(load_items(c, "processors", load_post_processor, p->items));
     return std::unique_ptr<PostProcessor>(std::move(p));
   }
   return c.at("type").err("unknown \"" + type + "\"");

@@ -233,15 +233,6 @@ class SequencePre : public PreTokenizer {
   }
 };
 
-Status check_fields(const JsonCtx& c, std::initializer_list<const char*> allowed) {
-  for (auto it = c.j.begin(); it != c.j.end(); ++it) {
-    bool ok = it.key() == "type";
-    for (const char* a : allowed) ok |= it.key() == a;
-    if (!ok) return c.at(it.key()).err("unknown field");
-  }
-  return Status();
-}
-
 Result<char32_t> get_char(const JsonCtx& c, const std::string& key, std::optional<char32_t> dflt) {
   GB_ASSIGN_OR_RETURN(std::string s, get_string(c, key, dflt ? std::optional<std::string>("") : std::nullopt));
   if (s.empty() && dflt) return *dflt;
@@ -341,13 +332,8 @@ Result<std::unique_ptr<PreTokenizer>> load_pre_tokenizer(const JsonCtx& c) {
   }
   if (type == "Sequence") {
     GB_RETURN_IF_ERROR(check_fields(c, {"pretokenizers"}));
-    JsonCtx arr = c.at("pretokenizers");
-    if (!arr.j.is_array()) return arr.err("expected an array");
     auto p = std::make_unique<SequencePre>();
-    for (std::size_t i = 0; i < arr.j.size(); ++i) {
-      GB_ASSIGN_OR_RETURN(auto item, load_pre_tokenizer(arr.at(i)));
-      p->items.push_back(std::move(item));
-    }
+    GB_RETURN_IF_ERROR(load_items(c, "pretokenizers", load_pre_tokenizer, p->items));
     return std::unique_ptr<PreTokenizer>(std::move(p));
   }
   if (type == "UnicodeScripts") {
