@@ -137,7 +137,10 @@ class SessionImpl {
 
   static std::string signature(const std::vector<Shape>& key) {
     std::string out;
-    for (const auto& s : key) out += (out.empty() ? "" : " ") + shape_to_string(s);
+    for (const auto& s : key) {
+      if (!out.empty()) out += ' ';
+      out += shape_to_string(s);
+    }
     return out;
   }
 
