@@ -1,0 +1,101 @@
+// Linear (de)quantization and integer convolution, reference loops.
+//   quantize:   q = saturate(round_half_even(x / scale) + zero_point)
+//   dequantize: x = (q - zero_point) * scale
+// Per-axis forms view the data as [outer, axis_dim, inner] with one scale and
+// zero point per axis index.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/conv.h"
+
+namespace glassbox::kernels {
+
+// round(v) + zero_point saturated to Q; NaN maps to the zero point.
+template <class Q>
+inline Q saturate_round(float v, int32_t zero_point) {
+  const float q = std::nearbyint(v) + static_cast<float>(zero_point);  // default FE_TONEAREST: ties to even
+  if (std::isnan(q)) return static_cast<Q>(zero_point);
+  return static_cast<Q>(std::clamp<float>(q, static_cast<float>(std::numeric_limits<Q>::lowest()),
+                                          static_cast<float>(std::numeric_limits<Q>::max())));
+}
+
+// scale/zero_point have axis_dim entries (1 with axis_dim = 1 for per-tensor).
+template <class X, class Q>
+void quantize_linear(const X* x, const float* scale, const int32_t* zero_point, Q* y, int64_t outer, int64_t axis_dim,
+                     int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t a = 0; a < axis_dim; ++a) {
+      const float s = scale[a];
+      const int32_t z = zero_point[a];
+      const int64_t base = (o * axis_dim + a) * inner;
+      for (int64_t i = 0; i < inner; ++i) y[base + i] = saturate_round<Q>(static_cast<float>(x[base + i]) / s, z);
+    }
+}
+
+template <class Q>
+void dequantize_linear(const Q* x, const float* scale, const int32_t* zero_point, float* y, int64_t outer,
+                       int64_t axis_dim, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t a = 0; a < axis_dim; ++a) {
+      const float s = scale[a];
+      const int32_t z = zero_point[a];
+      const int64_t base = (o * axis_dim + a) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        y[base + i] = static_cast<float>(static_cast<int32_t>(x[base + i]) - z) * s;
+    }
+}
+
+// y[n, m, out...] = sum over (c, k...) of (x - x_zp) * (w[m] - w_zp[m]) in int32;
+// padding contributes 0 (the pad value is the zero point). w_zp has c_out entries.
+template <class TX, class TW>
+void conv_integer_reference(const ConvGeometry& g, const TX* x, int32_t x_zp, const TW* w, const int32_t* w_zp,
+                            int32_t* y) {
+  const int64_t cpg = g.c_in / g.group, mpg = g.c_out / g.group;
+  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
+  for (int i = 0; i < 3; ++i) {
+    const bool used = i < g.spatial;
+    in[i] = used ? g.in[i] : 1;
+    out[i] = used ? g.out[i] : 1;
+    k[i] = used ? g.kernel[i] : 1;
+    s[i] = used ? g.stride[i] : 1;
+    d[i] = used ? g.dilation[i] : 1;
+    p[i] = used ? g.pad_begin[i] : 0;
+  }
+  const int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], k_size = k[0] * k[1] * k[2];
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t m = 0; m < g.c_out; ++m) {
+      const int64_t grp = m / mpg;
+      const TW* wm = w + m * cpg * k_size;
+      int32_t* ym = y + (n * g.c_out + m) * out_plane;
+      for (int64_t o0 = 0; o0 < out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+            int32_t acc = 0;
+            for (int64_t c = 0; c < cpg; ++c) {
+              const TX* xc = x + (n * g.c_in + grp * cpg + c) * in_plane;
+              const TW* wc = wm + c * k_size;
+              for (int64_t k0 = 0; k0 < k[0]; ++k0) {
+                const int64_t i0 = o0 * s[0] - p[0] + k0 * d[0];
+                if (i0 < 0 || i0 >= in[0]) continue;
+                for (int64_t k1 = 0; k1 < k[1]; ++k1) {
+                  const int64_t i1 = o1 * s[1] - p[1] + k1 * d[1];
+                  if (i1 < 0 || i1 >= in[1]) continue;
+                  for (int64_t k2 = 0; k2 < k[2]; ++k2) {
+                    const int64_t i2 = o2 * s[2] - p[2] + k2 * d[2];
+                    if (i2 < 0 || i2 >= in[2]) continue;
+                    acc += (static_cast<int32_t>(xc[(i0 * in[1] + i1) * in[2] + i2]) - x_zp) *
+                           (static_cast<int32_t>(wc[(k0 * k[1] + k1) * k[2] + k2]) - w_zp[m]);
+                  }
+                }
+              }
+            }
+            ym[(o0 * out[1] + o1) * out[2] + o2] = acc;
+          }
+    }
+}
+
+}  // namespace glassbox::kernels

@@ -1,0 +1,50 @@
+// DynamicQuantizeLinear (opset 11): uint8 quantization of float32 x with a scale
+// and zero point computed from x's range (always including 0):
+//   y_scale = (max(0, max x) - min(0, min x)) / 255
+//   y_zero_point = saturate(round_half_even(0 - min(0, min x) / y_scale))
+//   y = saturate(round_half_even(x / y_scale) + y_zero_point)
+// An all-zero (or empty) x has range 0, and the formula would divide by 0:
+// then y_scale = 1, y_zero_point = 0, y = 0, as onnxruntime outputs
+// (scripts/parity/op_cases.py dynamicquantizelinear_all_zero).
+#include "ops/quant_common.h"
+
+namespace glassbox::ops {
+namespace {
+
+class DynamicQuantizeLinearOp final : public Op {
+ public:
+  Status compute(ComputeContext& ctx) const override {
+    GB_ASSIGN_OR_RETURN(const Tensor* x, nn::need_input(ctx, 0, "x"));
+    GB_RETURN_IF_ERROR(nn::need_float32(ctx, *x, "x"));
+    const float* px = x->data<float>();
+    float lo = 0.f, hi = 0.f;
+    for (int64_t i = 0; i < x->numel(); ++i) {
+      lo = std::min(lo, px[i]);
+      hi = std::max(hi, px[i]);
+    }
+    float scale = (hi - lo) / 255.f;
+    if (!(scale > 0.f)) scale = 1.f;  // range 0 (or so small the scale underflows)
+    const int32_t zp = kernels::saturate_round<uint8_t>(-lo / scale, 0);
+    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kUInt8, x->shape()));
+    uint8_t* py = y->mutable_data<uint8_t>();
+    kernels::quantize_linear(px, &scale, &zp, py, 1, 1, x->numel());
+    if (ctx.num_outputs() > 1) {
+      GB_ASSIGN_OR_RETURN(Tensor * s, ctx.allocate_output(1, DataType::kFloat32, {}));
+      s->mutable_data<float>()[0] = scale;
+    }
+    if (ctx.num_outputs() > 2) {
+      GB_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(2, DataType::kUInt8, {}));
+      z->mutable_data<uint8_t>()[0] = static_cast<uint8_t>(zp);
+    }
+    return Status::ok_status();
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Op>> create_DynamicQuantizeLinear(const graph::Node& node, int64_t) {
+  GB_RETURN_IF_ERROR(check_known_attrs(node, {}));
+  return std::unique_ptr<Op>(new DynamicQuantizeLinearOp());
+}
+
+}  // namespace glassbox::ops
