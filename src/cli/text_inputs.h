@@ -39,8 +39,9 @@ inline void add_text_options(CLI::App* cmd, TextArgs& a) {
 inline std::string resolve_model_dir(TextArgs& a, std::vector<PipelineInput>& texts) {
   std::string dir = a.model_dir;
   size_t first_text = 0;
-  if (dir.empty() && !a.positional.empty() && std::filesystem::is_directory(a.positional[0]) &&
-      std::filesystem::exists(std::filesystem::path(a.positional[0]) / "model.onnx")) {
+  std::error_code ec;  // a long text is not a path: the non-throwing overloads just say "no"
+  if (dir.empty() && !a.positional.empty() && std::filesystem::is_directory(a.positional[0], ec) &&
+      std::filesystem::exists(std::filesystem::path(a.positional[0]) / "model.onnx", ec)) {
     dir = a.positional[0];
     first_text = 1;
   }

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 namespace glassbox::pipeline {
 namespace {
@@ -22,13 +23,26 @@ Result<json> read_json(const std::string& path, bool required) {
 }
 
 template <class T>
-std::optional<T> get_opt(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return std::nullopt;
-  try {
-    return j[key].get<T>();
-  } catch (const json::exception&) {
-    return std::nullopt;
-  }
+constexpr const char* type_name() {
+  if constexpr (std::is_same_v<T, std::string>) return "a string";
+  else if constexpr (std::is_same_v<T, bool>) return "true or false";
+  else return "an integer";
+}
+
+// A field that is absent (or null) is nullopt; a field of the wrong type is an error, never ignored.
+template <class T>
+Result<std::optional<T>> get_opt(const json& j, const char* key, const std::string& file) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return std::optional<T>();
+  const json& v = j[key];
+  bool ok = false;
+  if constexpr (std::is_same_v<T, std::string>) ok = v.is_string();
+  else if constexpr (std::is_same_v<T, bool>) ok = v.is_boolean();
+  else if constexpr (std::is_unsigned_v<T>) ok = v.is_number_unsigned();
+  else ok = v.is_number_integer();
+  if (!ok)
+    return make_error(ErrorCode::kInvalidModel, std::string("field '") + key + "' must be " + type_name<T>() + ", got " + v.dump(),
+                      file, std::string("fix the value of \"") + key + "\"");
+  return std::optional<T>(v.get<T>());
 }
 
 }  // namespace
@@ -71,9 +85,13 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
   PipelineDecisions dec;
   const json& g = f.glassbox;
   const std::string gj = "glassbox.json";
+  const std::string gj_path = f.dir + "/" + gj;
+  const std::string tc_path = f.dir + "/tokenizer_config.json";
+  const std::string cfg_path = f.dir + "/config.json";
 
   // task
-  if (auto task = get_opt<std::string>(g, "task")) {
+  GB_ASSIGN_OR_RETURN(auto task, get_opt<std::string>(g, "task", gj_path));
+  if (task) {
     if (*task == "classify") dec.task = PipelineTask::kClassify;
     else if (*task == "embed") dec.task = PipelineTask::kEmbed;
     else return make_error(ErrorCode::kInvalidModel, "task '" + *task + "' is unknown (classify|embed)", f.dir + "/" + gj);
@@ -87,13 +105,20 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
   }
 
   // max_length
-  if (auto v = get_opt<int64_t>(g, "max_length")) {
+  GB_ASSIGN_OR_RETURN(auto v, get_opt<int64_t>(g, "max_length", gj_path));
+  std::optional<int64_t> v2;  // HF writes the float 1e30 when the length is unknown: not an error, just no value
+  if (f.tokenizer_config.is_object() && f.tokenizer_config.contains("model_max_length") &&
+      !f.tokenizer_config["model_max_length"].is_number_float()) {
+    GB_ASSIGN_OR_RETURN(v2, get_opt<int64_t>(f.tokenizer_config, "model_max_length", tc_path));
+  }
+  GB_ASSIGN_OR_RETURN(auto v3, get_opt<int64_t>(f.config, "max_position_embeddings", cfg_path));
+  if (v) {
     dec.max_length = *v;
     d.push_back({"max_length", std::to_string(*v), gj});
-  } else if (auto v2 = get_opt<int64_t>(f.tokenizer_config, "model_max_length"); v2 && *v2 > 0 && *v2 < 1000000) {
+  } else if (v2 && *v2 > 0 && *v2 < 1000000) {  // (or a huge integer)
     dec.max_length = *v2;
     d.push_back({"max_length", std::to_string(*v2), "tokenizer_config.json model_max_length"});
-  } else if (auto v3 = get_opt<int64_t>(f.config, "max_position_embeddings")) {
+  } else if (v3) {
     dec.max_length = *v3;
     d.push_back({"max_length", std::to_string(*v3), "config.json max_position_embeddings"});
   } else {
@@ -105,33 +130,60 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
   // truncation
   std::string trunc = "none";
   std::string trunc_src = "default: an overlong input is an error, nothing is dropped silently";
-  if (auto t = get_opt<std::string>(g, "truncation")) {
-    trunc = *t;
+  Side side = Side::kRight;
+  if (g.is_object() && g.contains("truncation") && !g["truncation"].is_null()) {
+    // "truncation": "longest_first", or {"enabled": true, "strategy": "longest_first", "direction": "right"}
+    const json& t = g["truncation"];
     trunc_src = gj;
+    if (t.is_string()) {
+      trunc = t.get<std::string>();
+    } else if (t.is_object()) {
+      GB_ASSIGN_OR_RETURN(auto enabled, get_opt<bool>(t, "enabled", gj_path + " truncation"));
+      GB_ASSIGN_OR_RETURN(auto strategy, get_opt<std::string>(t, "strategy", gj_path + " truncation"));
+      GB_ASSIGN_OR_RETURN(auto direction, get_opt<std::string>(t, "direction", gj_path + " truncation"));
+      GB_ASSIGN_OR_RETURN(auto tmax, get_opt<int64_t>(t, "max_length", gj_path + " truncation"));
+      trunc = enabled.value_or(true) ? strategy.value_or("longest_first") : "none";
+      if (direction && *direction != "right" && *direction != "left")
+        return make_error(ErrorCode::kInvalidModel, "truncation direction '" + *direction + "' is unknown", gj_path,
+                          "use \"right\" (keep the beginning) or \"left\" (keep the end)");
+      if (direction && *direction == "left") side = Side::kLeft;
+      if (tmax && *tmax != dec.max_length)
+        return make_error(ErrorCode::kInvalidModel,
+                          "truncation max_length " + std::to_string(*tmax) + " differs from max_length " +
+                              std::to_string(dec.max_length),
+                          gj_path, "truncation always cuts to the pipeline's max_length: drop one of the two fields");
+    } else {
+      return make_error(ErrorCode::kInvalidModel, "field 'truncation' must be a string or an object, got " + t.dump(),
+                        gj_path, "use \"truncation\": \"none\" | \"longest_first\" | \"only_first\" | \"only_second\"");
+    }
   }
   if (options.truncation) {
     trunc = *options.truncation;
     trunc_src = "flag --truncation";
   }
   GB_ASSIGN_OR_RETURN(dec.truncation, parse_truncation(trunc, dec.max_length));
-  d.push_back({"truncation", trunc, trunc_src});
+  if (dec.truncation) dec.truncation->direction = side;
+  d.push_back({"truncation", trunc + (dec.truncation && side == Side::kLeft ? " (left)" : ""), trunc_src});
 
   // batch size
   if (options.batch_size) {
     dec.batch_size = *options.batch_size;
     d.push_back({"batch_size", std::to_string(dec.batch_size), "flag --batch"});
-  } else if (auto b = get_opt<int64_t>(g, "batch_size")) {
-    dec.batch_size = *b;
-    d.push_back({"batch_size", std::to_string(*b), gj});
+  } else if (auto b = get_opt<int64_t>(g, "batch_size", gj_path); !b.ok()) {
+    return std::move(b).take_error();
+  } else if (*b) {
+    dec.batch_size = **b;
+    d.push_back({"batch_size", std::to_string(**b), gj});
   } else {
     d.push_back({"batch_size", std::to_string(dec.batch_size), "default: padding waste stays small for short texts"});
   }
   if (dec.batch_size <= 0) return make_error(ErrorCode::kInvalidArgument, "batch_size must be positive");
 
   // pad id
-  if (auto p = get_opt<uint32_t>(g, "pad_id")) {
-    dec.pad_id = *p;
-    d.push_back({"pad_id", std::to_string(*p), gj});
+  GB_ASSIGN_OR_RETURN(auto pad, get_opt<uint32_t>(g, "pad_id", gj_path));
+  if (pad) {
+    dec.pad_id = *pad;
+    d.push_back({"pad_id", std::to_string(*pad), gj});
   } else if (tokenizer.file_padding()) {
     dec.pad_id = tokenizer.file_padding()->pad_id;
     d.push_back({"pad_id", std::to_string(dec.pad_id), "tokenizer.json padding.pad_id"});
@@ -149,8 +201,14 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
   }
 
   // labels
-  if (g.is_object() && g.contains("labels") && g["labels"].is_array()) {
-    for (const auto& l : g["labels"]) dec.labels.push_back(l.get<std::string>());
+  if (g.is_object() && g.contains("labels") && !g["labels"].is_null()) {
+    if (!g["labels"].is_array())
+      return make_error(ErrorCode::kInvalidModel, "field 'labels' must be an array of strings", gj_path);
+    for (const auto& l : g["labels"]) {
+      if (!l.is_string())
+        return make_error(ErrorCode::kInvalidModel, "field 'labels' must be an array of strings, has " + l.dump(), gj_path);
+      dec.labels.push_back(l.get<std::string>());
+    }
     d.push_back({"labels", std::to_string(dec.labels.size()) + " labels", gj});
   } else if (f.config.contains("id2label") && f.config["id2label"].is_object()) {
     const auto& m = f.config["id2label"];
@@ -164,6 +222,8 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
       }
       if (idx >= dec.labels.size())
         return make_error(ErrorCode::kInvalidModel, "id2label ids are not 0..n-1", f.dir + "/config.json");
+      if (!v.is_string())
+        return make_error(ErrorCode::kInvalidModel, "id2label value for '" + k + "' is not a string", f.dir + "/config.json");
       dec.labels[idx] = v.get<std::string>();
     }
     d.push_back({"labels", std::to_string(dec.labels.size()) + " labels", "config.json id2label"});
@@ -173,7 +233,8 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
                       "add id2label to config.json or \"labels\" to glassbox.json");
 
   // pooling / normalize (embed)
-  if (auto p = get_opt<std::string>(g, "pooling")) {
+  GB_ASSIGN_OR_RETURN(auto pooling, get_opt<std::string>(g, "pooling", gj_path));
+  if (auto& p = pooling) {
     if (*p == "cls") dec.pooling = Pooling::kCls;
     else if (*p == "mean") dec.pooling = Pooling::kMean;
     else if (*p == "none") dec.pooling = Pooling::kNone;
@@ -185,7 +246,8 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
     d.push_back({"pooling", rank2 ? "none" : "mean",
                  rank2 ? "model output is already [batch, hidden]" : "default: mean over real tokens (sentence-transformers)"});
   }
-  if (auto n = get_opt<bool>(g, "normalize")) {
+  GB_ASSIGN_OR_RETURN(auto normalize, get_opt<bool>(g, "normalize", gj_path));
+  if (auto& n = normalize) {
     dec.normalize = *n;
     d.push_back({"normalize", *n ? "true" : "false", gj});
   } else if (dec.task == PipelineTask::kEmbed) {

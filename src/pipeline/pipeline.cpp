@@ -46,6 +46,14 @@ Result<Encoded> encode_one(const Pipeline::Impl& p, const PipelineInput& in, siz
   if (in.pair) pair = *in.pair;
   auto full = p.tokenizer.encode(in.text, pair, opts);
   if (!full.ok()) return std::move(full).take_error().with_where("input " + std::to_string(index));
+  // An empty text would still get a label (from [CLS] [SEP] or a whitespace token alone): refuse it instead of guessing.
+  const auto blank = [](std::string_view t) { return t.find_first_not_of(" \t\n\r\v\f") == std::string_view::npos; };
+  if (blank(in.text) && (!in.pair || blank(*in.pair)))
+    return make_error(ErrorCode::kInvalidArgument, in.text.empty() ? "text is empty" : "text is only whitespace",
+                      "input " + std::to_string(index), "remove empty texts from the input");
+  if (std::all_of(full->special_tokens_mask.begin(), full->special_tokens_mask.end(), [](uint32_t m) { return m != 0; }))
+    return make_error(ErrorCode::kInvalidArgument, "text has no tokens (only characters the tokenizer drops)",
+                      "input " + std::to_string(index), "remove empty texts from the input");
   const int64_t len = static_cast<int64_t>(full->size());
   const int64_t max = p.decisions.max_length;
   if (len <= max) return Encoded{std::move(full).value(), 0};
