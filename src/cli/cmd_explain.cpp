@@ -1,9 +1,11 @@
-// glassbox explain [MODEL.onnx] [--config FILE] [--threads N] [--opt-level L] [--markdown | --json]
+// glassbox explain [MODEL.onnx | MODEL_DIR] [--config FILE] [--threads N] [--opt-level L] [--markdown | --json]
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "cli/cli_common.h"
 #include "diag/explain.h"
+#include "glassbox/pipeline.h"
 
 namespace {
 
@@ -32,16 +34,38 @@ void explain_command(const ExplainArgs& a) {
     opts.session.opt_level = *a.opt_level;
     opts.sources["session.opt_level"] = "flag";
   }
-  if (!a.model.empty()) {
+  std::vector<Derivation> decisions;  // a model directory: the pipeline decisions and where each came from
+  std::error_code ec;
+  if (!a.model.empty() && std::filesystem::is_directory(a.model, ec)) {
+    PipelineOptions po;
+    po.session = opts.session;
+    auto pipeline = Pipeline::load(a.model, po);
+    if (!pipeline.ok()) cli::fail("explain", pipeline.error());
+    opts.session = pipeline->session().options();
+    decisions = pipeline->derivations();
+  } else if (!a.model.empty()) {
     // Loading resolves derived values (threads = 0 -> physical cores) exactly as `run` would.
     auto session = Session::load(a.model, opts.session);
     if (!session.ok()) cli::fail("explain", session.error());
     opts.session = session->options();
   }
   auto rows = diag::explain_options(opts);
-  if (a.markdown) std::cout << diag::explain_to_markdown(rows);
-  else if (a.json) std::cout << diag::explain_to_json(rows).dump(2) << "\n";
-  else std::cout << diag::explain_to_text(rows);
+  if (a.markdown) {
+    std::cout << diag::explain_to_markdown(rows);
+    if (!decisions.empty()) std::cout << "\n| pipeline decision | value | source |\n|---|---|---|\n";
+    for (const auto& d : decisions) std::cout << "| " << d.field << " | " << d.value << " | " << d.source << " |\n";
+  } else if (a.json) {
+    auto j = diag::explain_to_json(rows);
+    if (!decisions.empty()) {
+      j["pipeline"] = nlohmann::json::array();
+      for (const auto& d : decisions) j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << diag::explain_to_text(rows);
+    if (!decisions.empty()) std::cout << "\npipeline decisions (" << a.model << ")\n";
+    for (const auto& d : decisions) std::cout << "  " << d.field << " = " << d.value << "  [" << d.source << "]\n";
+  }
 }
 
 }  // namespace
@@ -50,7 +74,9 @@ void add_explain_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("explain", "Print every effective option with its value, source (default/file/flag/derived), "
                                             "the reason for its default and its risk");
   auto a = std::make_shared<ExplainArgs>();
-  cmd->add_option("model", a->model, "ONNX model: resolve derived values (threads) as `run` would (default: none)");
+  cmd->add_option("model", a->model,
+                  "ONNX model: resolve derived values (threads) as `run` would; a model directory also prints the "
+                  "pipeline decisions and where each came from (default: none)");
   cmd->add_option("--config", a->config, "JSON file {\"session\":{...},\"load\":{...},\"encode\":{...}} (default: none)");
   cmd->add_option("--threads", a->threads, "as `run --threads` (default: option default)");
   cmd->add_option("--opt-level", a->opt_level, "as `run --opt-level` (default: option default)");

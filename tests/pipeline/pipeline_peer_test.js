@@ -186,6 +186,10 @@ async function main() {
     const res = r.status === 0 ? jsonl(r.stdout)[0] : {};
     check(res.tokens === cut.getIds().length && res.tokens_dropped === overLen - 128,
           `--truncation longest_first: tokens ${res.tokens}, dropped ${res.tokens_dropped} (peer ${cut.getIds().length}, ${overLen - 128})`);
+    // explain MODEL_DIR prints each derived decision with its source
+    r = glassbox(['explain', bert]);
+    check(r.status === 0 && /max_length = 128 +\[config\.json max_position_embeddings\]/.test(r.stdout) &&
+          /task = classify/.test(r.stdout), 'explain MODEL_DIR prints the derivations');
     // empty text
     r = glassbox(['classify', bert, '']);
     check(r.status !== 0 && r.stderr.includes('empty'), `empty text fails loudly: ${r.stderr.trim()}`);

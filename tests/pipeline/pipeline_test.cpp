@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -254,4 +255,25 @@ TEST_F(ModelDir, TaskMismatchIsAnError) {
   auto r = p->embed({{"hello", std::nullopt}});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().to_string().find("classify"), std::string::npos) << r.error().to_string();
+}
+
+TEST_F(ModelDir, DerivationsNameTheirSource) {
+  fs::remove(dir_ / "glassbox.json");
+  auto p = Pipeline::load(dir_.string());
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  std::map<std::string, std::string> source;
+  for (const auto& d : p->derivations()) source[d.field] = d.source;
+  EXPECT_EQ(source["max_length"], "tokenizer_config.json model_max_length");
+  EXPECT_EQ(source["labels"], "config.json id2label");
+  EXPECT_NE(source["task"].find("logits"), std::string::npos) << source["task"];
+  EXPECT_NE(source["truncation"].find("default"), std::string::npos) << source["truncation"];
+  EXPECT_FALSE(p->decisions().truncation.has_value()) << "without glassbox.json nothing may be dropped";
+  fs::remove(dir_ / "tokenizer_config.json");
+  p = Pipeline::load(dir_.string());
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  for (const auto& d : p->derivations()) {
+    if (d.field == "max_length") {
+      EXPECT_EQ(d.source, "config.json max_position_embeddings");
+    }
+  }
 }
