@@ -1,6 +1,6 @@
 // Writes golden encodings produced by the peers (npm tokenizers@0.23.2; @anush008/tokenizers@0.6.0
 // for overflow windows, see huggingface/tokenizers#2091) for every tokenizer file and mode.
-// Usage: node scripts/tokenizer/gen_goldens.js [OUT_DIR]   (default tests/data/generated/tokenizer)
+// Usage: node scripts/tokenizer/gen_goldens.js [OUT_DIR [NAME...]]   (default tests/data/generated/tokenizer, all)
 const path = require('path');
 const fs = require('fs');
 const root = path.resolve(__dirname, '../..');
@@ -8,7 +8,7 @@ const peer = require(path.join(root, '.peers/node_modules/tokenizers'));
 const peerOverflow = require(path.join(root, '.peers/node_modules/@anush008/tokenizers'));
 const outDir = path.resolve(process.argv[2] || path.join(root, 'tests/data/generated/tokenizer'));
 fs.mkdirSync(outDir, { recursive: true });
-const { TOKENIZERS, loadCorpus, MODES } = require('./goldens_config.js');
+const { TOKENIZERS, loadCorpus, MODES, EXTRA } = require('./goldens_config.js');
 
 function encJson(e) {
   return { ids: e.getIds(), type_ids: e.getTypeIds(), tokens: e.getTokens(), offsets: e.getOffsets(),
@@ -22,7 +22,9 @@ function full(e) {
 
 async function run() {
   const corpus = loadCorpus(root);
+  const only = process.argv.slice(3);
   for (const [name, rel] of Object.entries(TOKENIZERS)) {
+    if (only.length && !only.includes(name)) continue;
     const file = path.join(root, rel);
     const lines = [];
     const t0 = Date.now();
@@ -63,6 +65,15 @@ async function run() {
           }
           lines.push(rec);
         }
+      }
+    }
+    for (const [mode, inputs] of Object.entries(EXTRA[name] || {})) {
+      const tok = loaded.get(peer);
+      tok.disableTruncation();
+      tok.disablePadding();
+      for (const x of inputs()) {
+        const e = await tok.encode(x.text, null, { addSpecialTokens: true });
+        lines.push(Object.assign({ mode }, x, full(e)));
       }
     }
     const out = path.join(outDir, name + '.jsonl');

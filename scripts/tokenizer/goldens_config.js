@@ -10,6 +10,32 @@ const TOKENIZERS = {
   'roberta-bpe': 'tests/data/tokenizer/models/roberta-bpe.json',
   'unigram': 'tests/data/tokenizer/models/unigram.json',
   'wordlevel': 'tests/data/tokenizer/models/wordlevel.json',
+  // made by scripts/tokenizer/make_spm_tokenizers.py (python3-sentencepiece)
+  'spm-unigram': 'tests/data/tokenizer/models/spm-unigram.json',
+  'scripts-wordlevel': 'tests/data/tokenizer/models/scripts-wordlevel.json',
+};
+
+// Every Unicode scalar value (no surrogates) in chunks of 2048, in code point order and in a
+// seeded shuffle: checks the Precompiled charsmap and the UnicodeScripts table on every char.
+function allCodePoints() {
+  const cps = [];
+  for (let c = 1; c <= 0x10ffff; ++c) if (c < 0xd800 || c > 0xdfff) cps.push(c);
+  const shuffled = cps.slice();
+  let seed = 12345;
+  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+  for (let i = shuffled.length - 1; i > 0; --i) {
+    const j = Math.floor(rnd() * (i + 1));
+    [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
+  }
+  const out = [];
+  for (const list of [cps, shuffled])
+    for (let i = 0; i < list.length; i += 2048) out.push({ text: String.fromCodePoint(...list.slice(i, i + 2048)) });
+  return out;
+}
+// Extra golden inputs per tokenizer (mode name -> inputs), encoded with default options.
+const EXTRA = {
+  'spm-unigram': { all_codepoints: allCodePoints },
+  'scripts-wordlevel': { all_codepoints: allCodePoints },
 };
 
 // Corpus: every line of corpus/*.txt as {text}, then edge.jsonl ({text, pair?}).
@@ -41,4 +67,4 @@ const MODES = [
   { name: 'padding_left', addSpecialTokens: true, batch: 5, select: (c) => every(5)(c).filter((x) => x.pair === undefined), padding: { direction: 'left' } },
 ];
 
-module.exports = { TOKENIZERS, loadCorpus, MODES };
+module.exports = { TOKENIZERS, loadCorpus, MODES, EXTRA };

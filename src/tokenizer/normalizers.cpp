@@ -1,5 +1,9 @@
 // Normalizers of tokenizer.json ("normalizer" field).
+#include <unicode/ubrk.h>
+#include <unicode/utext.h>
+
 #include "tokenizer/components.h"
+#include "tokenizer/precompiled.h"
 
 namespace glassbox::tok {
 namespace {
@@ -178,6 +182,80 @@ class NmtNormalizer : public Normalizer {
   }
 };
 
+// SentencePiece charsmap normalizer (see precompiled.h for the matching rule).
+class PrecompiledNormalizer : public Normalizer {
+ public:
+  CharsMap map;
+
+  Status normalize(NStr& ns) const override {
+    if (ns.norm.empty()) return Status();
+    // One character break iterator per thread (creating one costs far more than using it).
+    struct Breaker {
+      UBreakIterator* it = nullptr;
+      UErrorCode status = U_ZERO_ERROR;
+      Breaker() { it = ubrk_open(UBRK_CHARACTER, "", nullptr, 0, &status); }
+      ~Breaker() {
+        if (it) ubrk_close(it);
+      }
+    };
+    thread_local Breaker breaker;
+    if (!breaker.it || U_FAILURE(breaker.status))
+      return make_error(ErrorCode::kInternal, "ICU grapheme break iterator unavailable", {},
+                        "check the ICU data library (libicudata) is installed");
+    UErrorCode st = U_ZERO_ERROR;
+    UText ut = UTEXT_INITIALIZER;
+    utext_openUTF8(&ut, ns.norm.data(), static_cast<int64_t>(ns.norm.size()), &st);
+    ubrk_setUText(breaker.it, &ut, &st);
+    if (U_FAILURE(st)) {
+      utext_close(&ut);
+      return make_error(ErrorCode::kInternal, std::string("ICU grapheme segmentation failed: ") + u_errorName(st));
+    }
+    std::vector<CharChange> dest;
+    dest.reserve(ns.norm.size());
+    bool modified = false;
+    // HF's replace(): new chars replace 1:1; extra chars are insertions (+1 on the last ones);
+    // a shorter replacement folds the removed count into the last change recorded so far.
+    auto replace = [&](std::string_view old_part, std::string_view new_part) {
+      const long old_count = static_cast<long>(utf8_count(old_part));
+      const long new_count = static_cast<long>(utf8_count(new_part));
+      for (std::size_t i = 0; i < new_part.size();) {
+        int len;
+        dest.push_back({utf8_decode(new_part, i, len), 0});
+        i += len;
+      }
+      const long diff = new_count - old_count;
+      if (diff > 0) {
+        for (long k = 0; k < diff; ++k) dest[dest.size() - 1 - k].change = 1;
+      } else if (diff < 0 && !dest.empty()) {
+        dest.back().change += static_cast<int>(diff);
+      }
+      modified = true;
+    };
+    const std::string_view text = ns.norm;
+    for (int32_t start = ubrk_first(breaker.it), end = ubrk_next(breaker.it); end != UBRK_DONE;
+         start = end, end = ubrk_next(breaker.it)) {
+      const std::string_view g = text.substr(start, end - start);
+      if (g.size() < 6) {
+        if (auto norm = map.transform(g)) {
+          replace(g, *norm);
+          continue;
+        }
+      }
+      for (std::size_t i = 0; i < g.size();) {
+        int len;
+        const char32_t c = utf8_decode(g, i, len);
+        const std::string_view part = g.substr(i, len);
+        if (auto norm = map.transform(part)) replace(part, *norm);
+        else dest.push_back({c, 0});
+        i += len;
+      }
+    }
+    utext_close(&ut);
+    if (modified) transform(ns, dest, 0);
+    return Status();
+  }
+};
+
 class ByteLevelNormalizer : public Normalizer {
  public:
   Status normalize(NStr& ns) const override {
@@ -269,7 +347,16 @@ Result<std::unique_ptr<Normalizer>> load_normalizer(const JsonCtx& c) {
     return std::unique_ptr<Normalizer>(std::move(n));
   }
   if (type == "Precompiled") {
-    return c.at("type").err("\"Precompiled\" is not implemented yet (SentencePiece charsmap)");
+    GB_RETURN_IF_ERROR(check_fields(c, {"precompiled_charsmap"}));
+    JsonCtx f = c.at("precompiled_charsmap");
+    if (!f.j.is_string()) return f.err("expected a base64 string (the SentencePiece charsmap)");
+    auto blob = base64_decode(f.j.get_ref<const std::string&>());
+    if (!blob) return f.err("invalid base64");
+    auto n = std::make_unique<PrecompiledNormalizer>();
+    auto parsed = CharsMap::parse(*blob);
+    if (!parsed.ok()) return f.err(parsed.error().what);
+    n->map = std::move(parsed).value();
+    return std::unique_ptr<Normalizer>(std::move(n));
   }
   return c.at("type").err("unknown \"" + type + "\"");
 }

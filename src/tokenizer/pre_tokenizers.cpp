@@ -1,4 +1,7 @@
 // Pre-tokenizers of tokenizer.json ("pre_tokenizer" field).
+#include <unicode/uchar.h>
+#include <unicode/uscript.h>
+
 #include "tokenizer/components.h"
 
 namespace glassbox::tok {
@@ -224,6 +227,64 @@ class FixedLengthPre : public PreTokenizer {
   }
 };
 
+// HF UnicodeScripts: splits where the script changes. HF's script table is SentencePiece's,
+// generated from Unicode 9.0 Scripts.txt: chars assigned later have no script there ("Any",
+// never split on), so we take ICU's script only for chars whose Unicode age is <= 9.0.
+// SentencePiece's fix-ups: U+30FC, Hiragana and Katakana count as Han; ' ' is Any.
+// tests/tokenizer checks every code point against the peer.
+constexpr int kScriptAny = -1;
+int hf_script(char32_t c) {
+  if (c == 0x30FC) return USCRIPT_HAN;
+  if (c == ' ') return kScriptAny;
+  if (c < 0x80) {
+    const bool latin = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+    return latin ? USCRIPT_LATIN : USCRIPT_COMMON;
+  }
+  // Chars whose script changed after Unicode 9.0 (ICU has the new value); found by the
+  // all-code-point golden test against the peer (tests/tokenizer, scripts-wordlevel).
+  switch (c) {
+    case 0x0589: return USCRIPT_COMMON;     // ARMENIAN FULL STOP: Armenian since Unicode 12
+    case 0x061C: return USCRIPT_COMMON;     // ARABIC LETTER MARK: Arabic in ICU's data
+    case 0x0953: case 0x0954: return USCRIPT_DEVANAGARI;  // DEVANAGARI GRAVE/ACUTE ACCENT: Inherited in ICU's data
+    default: break;
+  }
+  UVersionInfo age;
+  u_charAge(static_cast<UChar32>(c), age);
+  if (age[0] == 0 || age[0] > 9) return kScriptAny;  // unassigned, or assigned after Unicode 9.0
+  UErrorCode st = U_ZERO_ERROR;
+  const int s = uscript_getScript(static_cast<UChar32>(c), &st);
+  if (U_FAILURE(st) || s == USCRIPT_UNKNOWN) return kScriptAny;
+  if (s == USCRIPT_HIRAGANA || s == USCRIPT_KATAKANA) return USCRIPT_HAN;
+  return s;
+}
+
+class UnicodeScriptsPre : public PreTokenizer {
+ public:
+  Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    return split_pieces(pieces, [&](const NStr& ns, std::vector<NStr>& out) -> Status {
+      // Split offsets as HF computes them: a piece starts at each char whose script differs from
+      // the last non-Any script. Leading Any chars belong to no piece (HF drops them), and a
+      // piece of only Any chars vanishes.
+      std::vector<std::size_t> starts;
+      bool have_last = false;
+      int last = kScriptAny;
+      for (std::size_t i = 0; i < ns.norm.size();) {
+        int len;
+        const int s = hf_script(utf8_decode(ns.norm, i, len));
+        if (s != kScriptAny && (!have_last || last != s)) starts.push_back(i);
+        if (s != kScriptAny) {
+          last = s;
+          have_last = true;
+        }
+        i += len;
+      }
+      starts.push_back(ns.norm.size());
+      for (std::size_t k = 0; k + 1 < starts.size(); ++k) out.push_back(ns.slice(starts[k], starts[k + 1]));
+      return Status();
+    });
+  }
+};
+
 class SequencePre : public PreTokenizer {
  public:
   std::vector<std::unique_ptr<PreTokenizer>> items;
@@ -337,7 +398,8 @@ Result<std::unique_ptr<PreTokenizer>> load_pre_tokenizer(const JsonCtx& c) {
     return std::unique_ptr<PreTokenizer>(std::move(p));
   }
   if (type == "UnicodeScripts") {
-    return c.at("type").err("\"UnicodeScripts\" is not implemented yet");
+    GB_RETURN_IF_ERROR(check_fields(c, {}));
+    return std::unique_ptr<PreTokenizer>(std::make_unique<UnicodeScriptsPre>());
   }
   return c.at("type").err("unknown \"" + type + "\"");
 }

@@ -27,6 +27,8 @@ const std::map<std::string, std::string>& tokenizer_files() {
       {"roberta-bpe", "tests/data/tokenizer/models/roberta-bpe.json"},
       {"unigram", "tests/data/tokenizer/models/unigram.json"},
       {"wordlevel", "tests/data/tokenizer/models/wordlevel.json"},
+      {"spm-unigram", "tests/data/tokenizer/models/spm-unigram.json"},
+      {"scripts-wordlevel", "tests/data/tokenizer/models/scripts-wordlevel.json"},
   };
   return m;
 }
@@ -210,7 +212,7 @@ TEST_P(Golden, MatchesPeerExactly) {
 
 INSTANTIATE_TEST_SUITE_P(Peers, Golden,
                          ::testing::Values("llama3", "gemma3", "bert-uncased", "bert-cased", "roberta-bpe", "unigram",
-                                           "wordlevel"),
+                                           "wordlevel", "spm-unigram", "scripts-wordlevel"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)

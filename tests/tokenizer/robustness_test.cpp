@@ -197,3 +197,63 @@ TEST(TokenizerUnicode, PunctuationAfterUnicode8IsSplitOff) {
   EXPECT_TRUE(split) << "U+2E4F should be its own pre-token (HF keeps it inside the word)";
 }
 }  // namespace
+
+namespace {
+
+std::string b64(const std::string& bytes) {
+  static const char* a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    unsigned n = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 2]);
+    out += a[(n >> 18) & 63];
+    out += a[(n >> 12) & 63];
+    out += i + 1 < bytes.size() ? a[(n >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? a[n & 63] : '=';
+  }
+  return out;
+}
+
+std::string u32le(std::uint32_t v) {
+  return std::string{static_cast<char>(v & 0xFF), static_cast<char>((v >> 8) & 0xFF), static_cast<char>((v >> 16) & 0xFF),
+                     static_cast<char>(v >> 24)};
+}
+
+json with_charsmap(const json& charsmap) {
+  json j = bpe_json();
+  j["normalizer"] = json{{"type", "Precompiled"}, {"precompiled_charsmap", charsmap}};
+  return j;
+}
+
+}  // namespace
+
+TEST(TokenizerLoad, PrecompiledCharsmapMustBeValid) {
+  EXPECT_NE(load_error(with_charsmap(nullptr)).find("normalizer.precompiled_charsmap"), std::string::npos);
+  EXPECT_NE(load_error(with_charsmap("not base64!")).find("invalid base64"), std::string::npos);
+  EXPECT_NE(load_error(with_charsmap("QQ")).find("invalid base64"), std::string::npos);  // padding missing
+  EXPECT_NE(load_error(with_charsmap(b64("ab"))).find("header"), std::string::npos);
+  // Declares a 4000-byte trie but carries 8 bytes.
+  std::string err = load_error(with_charsmap(b64(u32le(4000) + u32le(0) + u32le(0))));
+  EXPECT_NE(err.find("4000-byte trie"), std::string::npos) << err;
+  // Replacement strings must be UTF-8.
+  err = load_error(with_charsmap(b64(u32le(4) + u32le(0) + "\xff\xfe")));
+  EXPECT_NE(err.find("UTF-8"), std::string::npos) << err;
+}
+
+TEST(TokenizerEncode, CorruptCharsmapTrieNeverReadsOutOfBounds) {
+  // Units whose offsets and labels point far outside the 3-unit trie: every lookup must stop
+  // in bounds (CI runs this under ASan) and leave the text unchanged.
+  const std::string trie = u32le(0xFFFFFC00u) + u32le(0x000001FFu | (1u << 8)) + u32le(0x7FFFFFFFu);
+  Tokenizer tk = load(with_charsmap(b64(u32le(12) + trie + "x")));
+  EncodeOptions o;
+  o.add_special_tokens = false;
+  for (const std::string& text : {std::string("ab"), std::string("ba"), std::string("\xc3\xa9", 2),
+                                  std::string("a\0b", 3), std::string("e\xcc\x81")}) {
+    auto e = tk.encode(text, std::nullopt, o);
+    ASSERT_TRUE(e.ok()) << e.error().to_string();
+  }
+  auto e = tk.encode("ab", std::nullopt, o);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->ids, std::vector<std::uint32_t>{2});  // unchanged text: "ab" is one merge
+}
