@@ -119,6 +119,8 @@ class Tokenizer {
   std::optional<std::uint32_t> token_to_id(std::string_view token) const;
   std::optional<std::string> id_to_token(std::uint32_t id) const;
   std::size_t vocab_size() const;
+  // Id of the model's unknown token (unk_token / unk_id), nullopt if the model has none.
+  std::optional<std::uint32_t> unknown_id() const;
 
   // The truncation / padding declared in the file (nullopt if none).
   const std::optional<TruncationPolicy>& file_truncation() const;

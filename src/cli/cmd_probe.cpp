@@ -7,7 +7,9 @@
 void add_probe_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "probe", "Destructive tests on purpose: batch sizes 1/2/odd, sequence lengths 1, 2, max-1, max, max+1 (must fail "
-               "cleanly), all-padding masks, finite and batch-invariant outputs; exit 1 on any FAIL");
+               "cleanly), all-padding masks, finite and batch-invariant outputs; on a model directory with tokenizer.json also "
+               "texts of max-1..max+3 tokens, empty/whitespace/control/combining/emoji/invalid-UTF-8/1 MB texts and the "
+               "unknown-token rate; exit 1 on any FAIL");
   struct Args {
     std::string path;
     glassbox::diag::ProbeOptions probe;
@@ -22,6 +24,8 @@ void add_probe_command(CLI::App& app) {
   cmd->add_option("--other-dim", a->probe.other_dim, "size of other dynamic dims such as image height/width (default 64)");
   cmd->add_option("--threads", a->threads, "intra-op threads (default 0 = physical cores)");
   cmd->add_option("--seed", a->probe.seed, "seed of generated inputs (default 0)");
+  cmd->add_flag("!--no-text-cases", a->probe.text_cases,
+                 "skip the tokenizer-driven text cases on a model directory (default: run them when tokenizer.json exists)");
   cmd->add_flag("--json", a->json, "print JSON (schema glassbox.probe/1; default: a table)");
   cmd->callback([a] {
     glassbox::SessionOptions opts;

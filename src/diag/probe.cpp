@@ -7,6 +7,7 @@
 
 #include "diag/bench.h"
 #include "diag/inputs.h"
+#include "diag/probe_text.h"
 
 namespace glassbox::diag {
 namespace {
@@ -228,6 +229,12 @@ Result<ProbeReport> probe_model(const std::string& path, const SessionOptions& s
       if (c.status == ProbeStatus::kPass) c.detail = "max abs difference " + std::to_string(worst);
     }
     r.cases.push_back(c);
+  }
+  // With a tokenizer: texts through the real pipeline.
+  if (fs::is_directory(path) && fs::exists(fs::path(path) / "tokenizer.json") && o.text_cases) {
+    auto st = probe_text_cases(path, session_options, r);
+    if (!st.ok()) r.cases.push_back({"text cases (tokenizer + pipeline)", ProbeStatus::kFail,
+                                     "the model directory does not load as a pipeline: " + st.error().to_string()});
   }
   return r;
 }

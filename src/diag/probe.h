@@ -2,7 +2,9 @@
 // batch 1, 2 and an odd size, at sequence lengths 1, 2, max-1, max and max+1 (which
 // must fail cleanly), with all-padding masks, and checks that outputs are finite and
 // batch-invariant. A failing length inside [1, max] is bisected to the first one
-// that breaks. JSON schema glassbox.probe/1.
+// that breaks. On a model directory with tokenizer.json it adds the text cases of
+// probe_text.h (lengths around the limit, hostile texts, unknown-token rate).
+// JSON schema glassbox.probe/1.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -28,6 +30,7 @@ struct ProbeOptions {
   int64_t other_dim = 64;   // size of other dynamic dims (image height/width): big enough for typical CNN strides
   double rtol = 1e-3, atol = 1e-4;  // batch invariance tolerance: |single - batched| <= atol + rtol*|single|
   uint64_t seed = 0;
+  bool text_cases = true;  // model directory with tokenizer.json: also run the text cases (probe_text.h)
 };
 
 struct ProbeReport {

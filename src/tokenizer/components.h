@@ -81,6 +81,8 @@ class Model {
   virtual std::optional<std::uint32_t> token_to_id(std::string_view token) const = 0;
   virtual const std::string* id_to_token(std::uint32_t id) const = 0;
   virtual std::size_t vocab_size() const = 0;
+  // Id of the model's unknown token, if it has one.
+  virtual std::optional<std::uint32_t> unknown_id() const = 0;
 };
 
 class PostProcessor {

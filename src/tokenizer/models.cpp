@@ -285,6 +285,7 @@ class BpeModel : public Model {
     return id < rev.size() && lookup(vocab, rev[id]) == id ? &rev[id] : nullptr;
   }
   std::size_t vocab_size() const override { return vocab.size(); }
+  std::optional<std::uint32_t> unknown_id() const override { return unk_token ? lookup(vocab, *unk_token) : std::nullopt; }
 };
 
 // ---------------- WordPiece ----------------
@@ -380,6 +381,7 @@ class WordPieceModel : public Model {
     return id < rev.size() && lookup(vocab, rev[id]) == id ? &rev[id] : nullptr;
   }
   std::size_t vocab_size() const override { return vocab.size(); }
+  std::optional<std::uint32_t> unknown_id() const override { return lookup(vocab, unk_token); }
 };
 
 // ---------------- WordLevel ----------------
@@ -408,6 +410,7 @@ class WordLevelModel : public Model {
     return id < rev.size() && lookup(vocab, rev[id]) == id ? &rev[id] : nullptr;
   }
   std::size_t vocab_size() const override { return vocab.size(); }
+  std::optional<std::uint32_t> unknown_id() const override { return lookup(vocab, unk_token); }
 };
 
 // ---------------- Unigram ----------------
@@ -537,6 +540,7 @@ class UnigramModel : public Model {
     return id < pieces.size() ? &pieces[id].first : nullptr;
   }
   std::size_t vocab_size() const override { return pieces.size(); }
+  std::optional<std::uint32_t> unknown_id() const override { return unk_id; }
 };
 
 Result<std::optional<std::string>> opt_string(const JsonCtx& c, const std::string& key) {

@@ -366,6 +366,7 @@ std::optional<std::string> Tokenizer::id_to_token(std::uint32_t id) const {
   return std::nullopt;
 }
 std::size_t Tokenizer::vocab_size() const { return impl_->model->vocab_size() + impl_->added.size(); }
+std::optional<std::uint32_t> Tokenizer::unknown_id() const { return impl_->model->unknown_id(); }
 const std::optional<TruncationPolicy>& Tokenizer::file_truncation() const { return impl_->truncation; }
 const std::optional<PaddingPolicy>& Tokenizer::file_padding() const { return impl_->padding; }
 
