@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Single-op parity with ONNX Runtime for attribute combinations the ONNX backend
 test data (libonnx-testdata 1.12) does not cover: bidirectional/clipped/seq_lens
-RNN/GRU/LSTM, custom activations, linear_before_reset, input_forget, and the
-quantization ops' per-axis and saturation paths.
+RNN/GRU/LSTM, custom activations, linear_before_reset, input_forget, the
+quantization ops' per-axis and saturation paths, grouped/strided integer
+convolutions, Unique along an axis, MaxUnpool with output_shape, and others.
 
 Each case is a one-node model built here with onnx.helper (opset given per case)
 and fixed-seed inputs; it runs through onnxruntime-node (scripts/parity/run_ort.js,
@@ -55,12 +56,13 @@ def recurrent_case(name, op, gates, attrs, seq=4, batch=3, inp=5, hidden=3, dirs
                 attrs=attrs, opset=14)
 
 
-def op_case(name, op, inputs, out_types, attrs=None, opset=13, outputs=None):
-    """inputs: [(name, array or None for an absent optional input)] in the op's input order."""
+def op_case(name, op, inputs, out_types, attrs=None, opset=13, outputs=None, out_rank=None):
+    """inputs: [(name, array or None for an absent optional input)] in the op's input order.
+    out_rank: rank of output 0 where ONNX shape inference cannot tell (data-dependent shapes)."""
     return dict(name=name, op=op, inputs=[n if v is not None else "" for n, v in inputs],
                 feeds={n: v for n, v in inputs if v is not None},
                 outputs=outputs or [f"y{i}" for i in range(len(out_types))], out_types=out_types,
-                attrs=attrs or {}, opset=opset)
+                attrs=attrs or {}, opset=opset, out_rank=out_rank)
 
 
 def quantization_cases():
@@ -130,8 +132,43 @@ def quantization_cases():
     return out
 
 
+def misc_cases():
+    rng = np.random.default_rng(11)
+    I64 = onnx.TensorProto.INT64
+    dup = rng.integers(0, 4, size=(3, 5, 2)).astype(np.float32)
+    dup[:, 3] = dup[:, 1]  # repeated slices along axis 1
+    pooled, idx = rnd(rng, 2, 3, 2, 3), np.zeros((2, 3, 2, 3), np.int64)
+    for n in range(2):
+        for c in range(3):
+            for h in range(2):
+                for w in range(3):  # the max of window (h, w) of a 5x7 input pooled 2x2 / stride 2
+                    idx[n, c, h, w] = ((n * 3 + c) * 5 + 2 * h + rng.integers(0, 2)) * 7 + 2 * w + rng.integers(0, 2)
+    return [
+        op_case("unique_float_axis_unsorted", "Unique", [("x", dup)], [F32, I64, I64, I64],
+                attrs={"axis": 1, "sorted": 0}, opset=11),
+        op_case("unique_int64_flat_sorted", "Unique", [("x", rng.integers(-3, 3, size=(4, 5)).astype(np.int64))],
+                [I64, I64, I64, I64], opset=11),
+        op_case("compress_axis_negative", "Compress",
+                [("x", rnd(rng, 2, 4, 3)), ("c", np.array([True, False, True], bool))], [F32],
+                attrs={"axis": -1}, opset=11, out_rank=3),
+        op_case("compress_flat_short_condition", "Compress",
+                [("x", rnd(rng, 3, 3)), ("c", np.array([0, 1, 1, 0, 1], bool))], [F32], opset=11, out_rank=1),
+        op_case("reversesequence_3d_batch_major", "ReverseSequence",
+                [("x", rnd(rng, 3, 5, 2)), ("l", np.array([5, 1, 3], np.int64))], [F32],
+                attrs={"batch_axis": 0, "time_axis": 1}, opset=10),
+        op_case("det_batch_3x3", "Det", [("x", rnd(rng, 2, 2, 3, 3, scale=2.0))], [F32], opset=11),
+        op_case("maxunpool_output_shape_5x7", "MaxUnpool",
+                [("x", pooled), ("i", idx), ("s", np.array([2, 3, 5, 7], np.int64))], [F32],
+                attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11, out_rank=4),
+        op_case("mvn_axes_1_negative", "MeanVarianceNormalization", [("x", rnd(rng, 2, 3, 4, scale=5.0))], [F32],
+                attrs={"axes": [1, -1]}, opset=13),
+        op_case("eyelike_k_negative_int64", "EyeLike", [("x", rnd(rng, 4, 3))], [I64],
+                attrs={"k": -2, "dtype": I64}, opset=9),
+    ]
+
+
 def cases():
-    out = quantization_cases()
+    out = quantization_cases() + misc_cases()
     bi = {"direction": "bidirectional"}
     for op, g in (("RNN", 1), ("GRU", 3), ("LSTM", 4)):
         lo = op.lower()
@@ -170,8 +207,13 @@ def build(case, d):
     graph = helper.make_graph([node], case["name"], ins, outs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", case["opset"])])
     model.ir_version = 8
-    # Output shapes come from ONNX shape inference (the checker wants them present).
+    # Output shapes come from ONNX shape inference, or symbolic dims of the case's
+    # out_rank (the checker wants a shape on every graph output).
     model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    for o in model.graph.output:
+        if not o.type.tensor_type.HasField("shape"):
+            dims = [f"{o.name}_d{k}" for k in range(case["out_rank"])]
+            o.CopyFrom(helper.make_tensor_value_info(o.name, o.type.tensor_type.elem_type, dims))
     onnx.checker.check_model(model)
     onnx.save(model, d / "model.onnx")
     specs = []
