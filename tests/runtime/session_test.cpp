@@ -76,12 +76,16 @@ TEST(Session, UnsupportedOpIsRefusedAtLoadNamingTheNode) {
   auto* g = m.mutable_graph();
   add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 2});
   add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {});
-  add_node(g, "Det", {"x"}, {"y"}, "my_det");
-  if (ops::is_supported("", "Det", 17)) GTEST_SKIP() << "Det is implemented now: pick another op";
-  auto s = Session::load(write_model(m, dir.file("det.onnx")));
+  // The first of these float -> float ops that glassbox does not implement (random ops: out of scope so far).
+  std::string op;
+  for (const char* c : {"RandomUniformLike", "Bernoulli", "RandomNormalLike"})
+    if (op.empty() && !ops::is_supported("", c, 17)) op = c;
+  if (op.empty()) GTEST_SKIP() << "every candidate op is implemented now: add another";
+  add_node(g, op, {"x"}, {"y"}, "my_node");
+  auto s = Session::load(write_model(m, dir.file("unsupported.onnx")));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::kUnsupported);
-  EXPECT_NE(s.error().to_string().find("my_det"), std::string::npos) << s.error().to_string();
+  EXPECT_NE(s.error().to_string().find("my_node"), std::string::npos) << s.error().to_string();
 }
 
 // Expand(x, shape) where shape comes from the caller: a shape bomb.
