@@ -119,9 +119,10 @@ Result<ProbeReport> probe_model(const std::string& path, const SessionOptions& s
   const Axes axes = find_axes(session);
   const int64_t base = r.max_length > 0 ? std::min(o.base_length, r.max_length) : o.base_length;
 
-  auto run_case = [&](const std::string& name, int64_t batch, int64_t seq, bool expect_failure, bool zero_mask = false) {
+  auto run_case = [&](const std::string& name, int64_t batch, int64_t seq, bool expect_failure, bool zero_mask = false,
+                      int64_t other = 0) {
     ProbeCase c{name, ProbeStatus::kPass, {}};
-    auto inputs = make_inputs(session, batch, seq, o.seed, o.other_dim, zero_mask);
+    auto inputs = make_inputs(session, batch, seq, o.seed, other > 0 ? other : o.other_dim, zero_mask);
     if (!inputs.ok()) return ProbeCase{name, ProbeStatus::kSkip, inputs.error().to_string()};
     auto outs = session.run(*inputs);
     if (expect_failure) {
@@ -138,7 +139,9 @@ Result<ProbeReport> probe_model(const std::string& path, const SessionOptions& s
 
   // Batch sizes.
   for (int64_t b : {1, 2, 3}) {
-    const std::string name = "batch " + std::to_string(b) + " x sequence " + std::to_string(base);
+    const std::string name = axes.dynamic_sequence
+                                 ? "batch " + std::to_string(b) + " x sequence " + std::to_string(base)
+                                 : "batch " + std::to_string(b) + " (other dynamic dims " + std::to_string(o.other_dim) + ")";
     if (!axes.dynamic_batch && b != 1) r.cases.push_back({name, ProbeStatus::kSkip, "batch axis is fixed"});
     else r.cases.push_back(run_case(name, b, base, false));
   }
@@ -180,6 +183,47 @@ Result<ProbeReport> probe_model(const std::string& path, const SessionOptions& s
       r.cases.push_back(run_case("sequence length " + std::to_string(r.max_length + 1) + " (max+1)", 1, r.max_length + 1, true));
     else
       r.cases.push_back({"sequence length max+1", ProbeStatus::kSkip, "maximum length unknown: pass --max-length"});
+  }
+  // Spatial sizes of image-like inputs (dynamic dims after dim 1, e.g. NCHW height/width): odd
+  // sizes and sizes that are not multiples of the usual strides break many CNN exports.
+  bool spatial = false;
+  for (const auto& in : session.inputs())
+    for (size_t d = 2; d < in.dims.size(); ++d) spatial = spatial || in.dims[d] < 0;
+  if (spatial) {
+    int64_t first_fail = 0;
+    std::string why;
+    const size_t first_case = r.cases.size();
+    for (int64_t size : {32, 31, 33, 1, 100}) {
+      auto c = run_case("dynamic dims >= 2 at " + std::to_string(size), 1, base, false, false, size);
+      if (c.status == ProbeStatus::kFail && first_fail == 0) {
+        first_fail = size;
+        why = c.detail;
+      }
+      r.cases.push_back(c);
+    }
+    if (first_fail > 0) {
+      // Which sizes in 1..64 run: the pattern is what users need. All sizes from some minimum
+      // on is a documented-style constraint (WARN: too small inputs are refused by the graph);
+      // gaps (e.g. only multiples of 32) are a FAIL: the declared shape accepts what breaks.
+      std::vector<int64_t> ok;
+      for (int64_t size = 1; size <= 64; ++size)
+        if (run_case("", 1, base, false, false, size).status == ProbeStatus::kPass) ok.push_back(size);
+      const bool from_minimum = !ok.empty() && ok.back() == 64 && ok.size() == static_cast<size_t>(64 - ok.front() + 1);
+      std::string list;
+      for (size_t k = 0; k < ok.size() && k < 16; ++k) list += (k ? "," : "") + std::to_string(ok[k]);
+      if (ok.size() > 16) list += ",...";
+      if (from_minimum) {
+        for (size_t k = first_case; k < r.cases.size(); ++k)
+          if (r.cases[k].status == ProbeStatus::kFail) r.cases[k].status = ProbeStatus::kWarn;
+        r.cases.push_back({"spatial sizes 1..64 that run", ProbeStatus::kWarn,
+                           "every size from " + std::to_string(ok.front()) + " on runs; smaller ones fail in the graph, e.g. " +
+                               std::to_string(first_fail) + ": " + why});
+      } else {
+        r.cases.push_back({"spatial sizes 1..64 that run", ProbeStatus::kFail,
+                           std::to_string(ok.size()) + " of 64 run (" + (list.empty() ? "none" : list) + "); e.g. size " +
+                               std::to_string(first_fail) + " fails: " + why});
+      }
+    }
   }
   // All-padding attention mask.
   bool has_mask = false;
