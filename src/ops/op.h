@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/thread_pool.h"
 #include "glassbox/error.h"
@@ -34,6 +35,14 @@ class ComputeContext {
   virtual ThreadPool& pool() = 0;
   // Name and op type of the node, for error messages.
   virtual const std::string& node_name() const = 0;
+  // Control flow (If, Loop, Scan): runs the node's graph attribute `attr`, which the
+  // runtime compiled with the node, on its formal inputs (in order); outer-scope
+  // values it names are captured by the runtime. Returns the body's outputs in
+  // storage the op owns. The body's memory counts against the run's limit.
+  virtual Result<std::vector<Tensor>> run_subgraph(const std::string& attr, const std::vector<const Tensor*>& inputs) {
+    (void)inputs;
+    return make_error(ErrorCode::kUnsupported, "this context cannot run subgraph '" + attr + "'", "node '" + node_name() + "'");
+  }
 };
 
 class Op {

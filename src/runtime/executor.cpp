@@ -142,6 +142,28 @@ class StepContext final : public ops::ComputeContext {
   ThreadPool& pool() override { return pool_; }
   const std::string& node_name() const override { return step_.node->name; }
 
+  Result<std::vector<Tensor>> run_subgraph(const std::string& attr, const std::vector<const Tensor*>& inputs) override {
+    const std::string where = "subgraph '" + attr + "'";
+    for (const auto& sub : step_.subgraphs) {
+      if (sub.attr != attr) continue;
+      if (inputs.size() != sub.body->input_ids.size())
+        return make_error(ErrorCode::kInvalidModel, "the subgraph has " + std::to_string(sub.body->input_ids.size()) +
+                                                        " inputs, the op passes " + std::to_string(inputs.size()), where);
+      std::vector<const Tensor*> captures;
+      captures.reserve(sub.captures.size());
+      for (int v : sub.captures) captures.push_back(&rs_.values[v]);
+      ExecuteOptions eo;
+      const int64_t limit = rs_.options->memory_limit_bytes;
+      // The body may use what the run has left; its values are freed when it returns.
+      eo.memory_limit_bytes = limit > 0 ? std::max<int64_t>(1, limit - rs_.live_bytes) : 0;
+      eo.captures = &captures;
+      auto outs = execute(*sub.body, inputs, pool_, eo, nullptr);
+      if (!outs.ok()) return std::move(outs).take_error().with_where(where);
+      return outs;
+    }
+    return make_error(ErrorCode::kInternal, "the node has no graph attribute '" + attr + "'", where);
+  }
+
   const std::vector<const Tensor*>& inputs() const { return inputs_; }
   const std::vector<const Tensor*>& outputs() const { return outputs_; }
 
@@ -157,7 +179,15 @@ class StepContext final : public ops::ComputeContext {
 
 }  // namespace
 
-Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t opset) {
+namespace {
+
+// Subgraphs nest at most this deep in compile_graph (the loader's max_graph_depth is the real limit).
+constexpr int kMaxSubgraphDepth = 64;
+
+Result<std::shared_ptr<CompiledGraph>> compile(graph::Graph graph, int64_t opset, int depth) {
+  if (depth > kMaxSubgraphDepth)
+    return make_error(ErrorCode::kLimitExceeded, "subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth));
+  const bool is_subgraph = depth > 0;
   auto cg = std::make_shared<CompiledGraph>();
   cg->graph = std::move(graph);
   const graph::Graph& g = cg->graph;
@@ -173,6 +203,33 @@ Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t
     cg->last_use.push_back(-1);
     return id;
   };
+  // A name no earlier node, input or initializer defines: an error at the top level,
+  // a capture from the enclosing graph inside a subgraph.
+  std::vector<uint8_t> is_capture;
+  auto resolve = [&](const std::string& name, const std::string& where) -> Result<int> {
+    auto it = ids.find(name);
+    if (it != ids.end()) return it->second;
+    if (!is_subgraph)
+      return make_error(ErrorCode::kInvalidModel,
+                        "input '" + name + "' is not produced by any earlier node, graph input or initializer", where,
+                        "re-export the model");
+    const int id = id_of(name);
+    cg->capture_names.push_back(name);
+    cg->capture_ids.push_back(id);
+    is_capture.resize(cg->value_names.size(), 0);
+    is_capture[id] = 1;
+    return id;
+  };
+  if (is_subgraph) {
+    for (const auto& vi : g.inputs)
+      if (!vi.is_tensor)
+        return make_error(ErrorCode::kUnsupported, "subgraph input '" + vi.name + "' is a " + vi.type_note +
+                                                       ", only tensors are supported", "graph '" + g.name + "'");
+    for (const auto& vi : g.outputs)
+      if (!vi.is_tensor)
+        return make_error(ErrorCode::kUnsupported, "subgraph output '" + vi.name + "' is a " + vi.type_note +
+                                                       ", only tensors are supported", "graph '" + g.name + "'");
+  }
   for (const auto& in : g.inputs) cg->input_ids.push_back(id_of(in.name));
   for (const auto& [name, t] : g.initializers) cg->constants[id_of(name)] = t;
   for (size_t s = 0; s < g.nodes.size(); ++s) {
@@ -184,12 +241,25 @@ Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t
         step.inputs.push_back(-1);
         continue;
       }
-      auto it = ids.find(in);
-      if (it == ids.end())
-        return make_error(ErrorCode::kInvalidModel, "input '" + in + "' is not produced by any earlier node, graph input or initializer",
-                          node_where(node), "re-export the model");
-      step.inputs.push_back(it->second);
-      cg->last_use[it->second] = static_cast<int>(s);
+      GB_ASSIGN_OR_RETURN(int v, resolve(in, node_where(node)));
+      step.inputs.push_back(v);
+      cg->last_use[v] = static_cast<int>(s);
+    }
+    // Bodies first: the values they capture are read by this step.
+    for (const auto& [key, attr] : node.attributes) {
+      const std::string where = node_where(node) + " attribute '" + key + "'";
+      if (!attr.graphs.empty())
+        return make_error(ErrorCode::kUnsupported, "graph-list attributes are not supported", where);
+      if (!attr.g) continue;
+      auto body = compile(*attr.g, opset, depth + 1);
+      if (!body.ok()) return std::move(body).take_error().with_where(where);
+      StepSubgraph sub{key, std::move(body).value(), {}};
+      for (const auto& name : sub.body->capture_names) {
+        GB_ASSIGN_OR_RETURN(int v, resolve(name, where));
+        sub.captures.push_back(v);
+        cg->last_use[v] = static_cast<int>(s);
+      }
+      step.subgraphs.push_back(std::move(sub));
     }
     for (const auto& out : node.outputs) {
       if (out.empty()) {
@@ -197,8 +267,11 @@ Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t
         continue;
       }
       const int v = id_of(out);
-      if (cg->producer[v] >= 0 || cg->constants[v].defined())
-        return make_error(ErrorCode::kInvalidModel, "value '" + out + "' is produced twice", node_where(node));
+      const bool captured = static_cast<size_t>(v) < is_capture.size() && is_capture[v];
+      if (cg->producer[v] >= 0 || cg->constants[v].defined() || captured)
+        return make_error(ErrorCode::kInvalidModel,
+                          "value '" + out + "' is produced twice" + (captured ? " (it names an outer-scope value)" : ""),
+                          node_where(node));
       cg->producer[v] = static_cast<int>(s);
       step.outputs.push_back(v);
     }
@@ -209,10 +282,16 @@ Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t
   }
   for (const auto& out : g.outputs) {
     auto it = ids.find(out.name);
-    if (it == ids.end())
+    if (it == ids.end() && !is_subgraph)
       return make_error(ErrorCode::kInvalidModel, "graph output '" + out.name + "' is never produced", {}, "re-export the model");
-    cg->output_ids.push_back(it->second);
-    cg->last_use[it->second] = INT_MAX;
+    int v = -1;
+    if (it != ids.end()) {
+      v = it->second;
+    } else {
+      GB_ASSIGN_OR_RETURN(v, resolve(out.name, "graph '" + g.name + "' output"));
+    }
+    cg->output_ids.push_back(v);
+    cg->last_use[v] = INT_MAX;
   }
   // Release each intermediate after its last reader; never-read outputs right after their producer.
   for (size_t v = 0; v < cg->value_names.size(); ++v) {
@@ -221,6 +300,12 @@ Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t
     cg->steps[at].release.push_back(static_cast<int>(v));
   }
   return cg;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t opset) {
+  return compile(std::move(graph), opset, 0);
 }
 
 Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<const Tensor*>& inputs, ThreadPool& pool,
@@ -241,6 +326,18 @@ Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<co
     return make_error(ErrorCode::kInternal, "executor got " + std::to_string(inputs.size()) + " inputs, graph has " +
                                                 std::to_string(g.input_ids.size()));
   for (size_t i = 0; i < inputs.size(); ++i) rs.values[g.input_ids[i]] = *inputs[i];
+  const size_t num_captures = options.captures ? options.captures->size() : 0;
+  if (num_captures != g.capture_ids.size())
+    return make_error(ErrorCode::kInternal, "executor got " + std::to_string(num_captures) +
+                                                " captured values, the subgraph captures " +
+                                                std::to_string(g.capture_ids.size()));
+  for (size_t i = 0; i < num_captures; ++i) {
+    const Tensor* t = (*options.captures)[i];
+    if (!t || !t->defined())
+      return make_error(ErrorCode::kInvalidArgument, "outer-scope value '" + g.value_names[g.capture_ids[i]] +
+                                                         "' captured by a subgraph has no value");
+    rs.values[g.capture_ids[i]] = *t;
+  }
   if (options.record) options.record->values.assign(n, {});
   if (options.plan && options.plan->arena_bytes > 0) {
     try {

@@ -16,12 +16,22 @@
 
 namespace glassbox::runtime {
 
+struct CompiledGraph;
+
+// A graph attribute of a node (If's branches, Loop's and Scan's body), compiled with it.
+struct StepSubgraph {
+  std::string attr;                           // attribute name ("then_branch", "body")
+  std::shared_ptr<const CompiledGraph> body;
+  std::vector<int> captures;                  // outer value id for each body->capture_names entry
+};
+
 struct Step {
   const graph::Node* node = nullptr;  // points into CompiledGraph::graph
   std::unique_ptr<ops::Op> op;
   std::vector<int> inputs;   // value ids, -1 = absent optional input
   std::vector<int> outputs;  // value ids, -1 = unused optional output
   std::vector<int> release;  // values whose last reader is this step
+  std::vector<StepSubgraph> subgraphs;
 };
 
 // A graph ready to run: ops created, names resolved to ids.
@@ -34,9 +44,14 @@ struct CompiledGraph {
   std::vector<Step> steps;
   std::vector<int> producer;      // step index per value, -1 for inputs/constants
   std::vector<int> last_use;      // step index of the last reader; INT_MAX for graph outputs
+  // Subgraphs only: names this graph reads from enclosing graphs, and their value ids here.
+  std::vector<std::string> capture_names;
+  std::vector<int> capture_ids;
 };
 
-// Creates ops (error at the first unsupported node) and resolves names.
+// Creates ops (error at the first unsupported node) and resolves names. Graph
+// attributes (control-flow bodies) are compiled with their node; a name a body
+// does not define is captured from the enclosing graphs.
 Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t opset);
 
 struct ExecuteOptions {
@@ -44,6 +59,7 @@ struct ExecuteOptions {
   const MemoryPlan* plan = nullptr;       // use this arena layout
   MemoryRecord* record = nullptr;          // record allocations to build a plan afterwards
   const NodeObserver* observer = nullptr;  // nullptr or empty = no observer
+  const std::vector<const Tensor*>* captures = nullptr;  // subgraph runs: one per CompiledGraph::capture_ids
 };
 
 // Runs the graph; `inputs` are in model input order. Returns graph outputs in
