@@ -5,7 +5,7 @@ const fs = require('fs');
 const DESCR = {
   float32: ['<f4', Float32Array], float64: ['<f8', Float64Array], int64: ['<i8', BigInt64Array],
   int32: ['<i4', Int32Array], int16: ['<i2', Int16Array], int8: ['|i1', Int8Array], uint8: ['|u1', Uint8Array],
-  uint16: ['<u2', Uint16Array], uint32: ['<u4', Uint32Array], uint64: ['<u8', BigUint64Array], bool: ['|b1', Uint8Array],
+  float16: ['<f2', Uint16Array], uint16: ['<u2', Uint16Array], uint32: ['<u4', Uint32Array], uint64: ['<u8', BigUint64Array], bool: ['|b1', Uint8Array],
 };
 
 function writeNpy(path, type, dims, data) {

@@ -167,8 +167,27 @@ def misc_cases():
     ]
 
 
+def dtype_cases():
+    rng = np.random.default_rng(17)
+    F16 = onnx.TensorProto.FLOAT16
+    h = lambda *shape: (rnd(rng, *shape, scale=8.0)).astype(np.float16)
+    # bits around bfloat16 rounding: exact ties (even/odd), just above a tie, max float, tiny
+    ties = np.array([0x3F808000, 0x3F818000, 0x3F808001, 0xBF818000, 0x7F7FFFFF, 0x00018000, 0x3EF5E000, 0x3EF5F000],
+                    dtype=np.uint32).view(np.float32)
+    return [
+        op_case("max_float16_broadcast_three", "Max", [("a", h(2, 3)), ("b", h(3)), ("c", h(1, 1))], [F16]),
+        op_case("min_float16_broadcast", "Min", [("a", h(4, 1)), ("b", h(1, 5))], [F16]),
+        op_case("mod_fmod_float16", "Mod", [("a", h(7)), ("b", h(7) + np.float16(0.5))], [F16], attrs={"fmod": 1}),
+        op_case("batchnorm_training_mode_momentum", "BatchNormalization",
+                [("x", rnd(rng, 3, 2, 5, scale=3.0)), ("s", rnd(rng, 2)), ("b", rnd(rng, 2)), ("m", rnd(rng, 2)),
+                 ("v", np.abs(rnd(rng, 2)) + 0.5)], [F32, F32, F32],
+                attrs={"training_mode": 1, "momentum": 0.7, "epsilon": 1e-3}, opset=15),
+        dict(op_case("cast_float_bfloat16_float_ties", "Cast", [("x", ties)], [F32]), chain_bfloat16=True),
+    ]
+
+
 def cases():
-    out = quantization_cases() + misc_cases()
+    out = quantization_cases() + misc_cases() + dtype_cases()
     bi = {"direction": "bidirectional"}
     for op, g in (("RNN", 1), ("GRU", 3), ("LSTM", 4)):
         lo = op.lower()
@@ -201,10 +220,14 @@ def cases():
 def build(case, d):
     feeds = case["feeds"]
     node = helper.make_node(case["op"], case["inputs"], case["outputs"], **case["attrs"])
+    nodes = [node]
+    if case.get("chain_bfloat16"):  # float -> bfloat16 -> float (onnxruntime-node has no bfloat16 tensors)
+        nodes = [helper.make_node("Cast", case["inputs"], ["bf"], to=onnx.TensorProto.BFLOAT16),
+                 helper.make_node("Cast", ["bf"], case["outputs"], to=onnx.TensorProto.FLOAT)]
     ins = [helper.make_tensor_value_info(n, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[feeds[n].dtype], feeds[n].shape)
            for n in case["inputs"] if n]
     outs = [helper.make_tensor_value_info(n, t, None) for n, t in zip(case["outputs"], case["out_types"]) if n]
-    graph = helper.make_graph([node], case["name"], ins, outs)
+    graph = helper.make_graph(nodes, case["name"], ins, outs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", case["opset"])])
     model.ir_version = 8
     # Output shapes come from ONNX shape inference, or symbolic dims of the case's
@@ -227,8 +250,11 @@ def compare(got, ref):
     if got.dtype != ref.dtype or got.shape != ref.shape:
         return f"{got.dtype}{list(got.shape)} vs ort {ref.dtype}{list(ref.shape)}"
     if np.issubdtype(ref.dtype, np.floating):
-        diff = float(np.max(np.abs(got.astype(np.float64) - ref), initial=0.0))
-        scale = max(float(np.max(np.abs(ref), initial=0.0)), 1.0)
+        g, r = got.astype(np.float64), ref.astype(np.float64)
+        same = (g == r) | (np.isnan(g) & np.isnan(r))  # equal infinities and NaN/NaN agree
+        with np.errstate(invalid="ignore"):
+            diff = float(np.max(np.where(same, 0.0, np.abs(g - r)), initial=0.0))
+        scale = max(float(np.max(np.abs(r[np.isfinite(r)]), initial=0.0)), 1.0)
         return None if diff <= TOLERANCE * scale else f"max|diff| {diff:.3g} (scale {scale:.3g})"
     return None if np.array_equal(got, ref) else f"{int(np.sum(got != ref))} elements differ"
 

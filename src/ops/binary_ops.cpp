@@ -80,7 +80,16 @@ Result<std::unique_ptr<Op>> create_Mod(const graph::Node& node, int64_t) {
   ModAttrs a;
   GB_ASSIGN_OR_RETURN(a.fmod, attr_int(node, "fmod", a.fmod));
   if (a.fmod != 0 && a.fmod != 1) return unsupported_attr("fmod", "must be 0 or 1");
-  if (a.fmod == 1) return make_binary<NumericTypes>(node, [](auto x, decltype(x) y) { return mod_trunc(x, y); }, {"fmod"});
+  if (a.fmod == 1) {
+    using Types = TypeList<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+                           Float16>;
+    return make_binary<Types>(node, [](auto x, decltype(x) y) {
+      // fmod is exact, so float16 through float32 and back loses nothing
+      if constexpr (std::is_same_v<decltype(x), Float16>)
+        return kernels::float_to_half(std::fmod(kernels::half_to_float(x), kernels::half_to_float(y)));
+      else return mod_trunc(x, y);
+    }, {"fmod"});
+  }
   // fmod=0 on floats is invalid per spec: only integer types are dispatched.
   return make_binary<IntTypes>(node, [](auto x, decltype(x) y) { return mod_floor(x, y); }, {"fmod"});
 }

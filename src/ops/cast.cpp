@@ -2,6 +2,11 @@
 // Conversions: all fixed-size dtypes incl. float16/bfloat16 (through float).
 // Float -> integer saturates and maps NaN to 0 (the spec leaves out-of-range
 // undefined; saturation keeps it deterministic). Strings are refused.
+// Float -> bfloat16 rounds to nearest even. Cast-13 (the spec in ONNX 1.12) does
+// not say how to round (onnx/onnx#3876); RNE is IEEE's default, what ONNX's own
+// helper.float32_to_bfloat16 does by default and what onnxruntime does. The 1.12
+// test data truncate instead (they keep the upper 16 bits), so
+// test_cast_FLOAT_to_BFLOAT16 is a listed known divergence (make_excluded.py).
 #include <cmath>
 #include <limits>
 #include <type_traits>

@@ -88,6 +88,38 @@ TEST(Session, UnsupportedOpIsRefusedAtLoadNamingTheNode) {
   EXPECT_NE(s.error().to_string().find("my_node"), std::string::npos) << s.error().to_string();
 }
 
+// CastLike's `target_type` input only lends its dtype, but a declared shape still binds
+// the caller (ONNX IR: inputs must match their declared type); onnxruntime refuses the
+// same way. The ONNX 1.12 cases test_castlike_*BFLOAT16* feed a [1] tensor to an input
+// their model declares [3, 4]: they stay excluded (tests/conformance/make_excluded.py).
+TEST(Session, DeclaredShapeBindsEvenADtypeOnlyInput) {
+  REQUIRE_OPS("CastLike");
+  TempDir dir;
+  for (bool declared : {true, false}) {
+    auto m = make_model();
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {3, 4});
+    if (declared) {
+      add_value(g->mutable_input(), "like", onnx::TensorProto::DOUBLE, {3, 4});
+    } else {  // a symbolic dim: any length is accepted
+      add_value(g->mutable_input(), "like", onnx::TensorProto::DOUBLE, {-1}, {"n"});
+    }
+    add_value(g->mutable_output(), "y", onnx::TensorProto::DOUBLE, {3, 4});
+    add_node(g, "CastLike", {"x", "like"}, {"y"}, "castlike");
+    auto s = Session::load(write_model(m, dir.file(declared ? "declared.onnx" : "free.onnx")));
+    ASSERT_TRUE(s.ok()) << s.error().to_string();
+    auto out = s->run({{"x", float_tensor({3, 4}, std::vector<float>(12, 1.5f))},
+                       {"like", make_tensor<double>(DataType::kFloat64, {1}, {0})}});
+    if (declared) {
+      ASSERT_FALSE(out.ok());
+      EXPECT_NE(out.error().to_string().find("input 'like' has rank 1"), std::string::npos) << out.error().to_string();
+    } else {
+      ASSERT_TRUE(out.ok()) << out.error().to_string();
+      EXPECT_EQ(values_of<double>((*out)[0].tensor), std::vector<double>(12, 1.5));
+    }
+  }
+}
+
 // Expand(x, shape) where shape comes from the caller: a shape bomb.
 std::string expand_model(const TempDir& dir) {
   auto m = make_model();
