@@ -1,4 +1,5 @@
-// Fuzzes encode/decode on fixed tokenizers (byte-level BPE, WordPiece, Unigram): the first
+// Fuzzes encode/decode on fixed tokenizers (byte-level BPE, WordPiece, Unigram, WordLevel,
+// SentencePiece Precompiled + Unigram, UnicodeScripts): the first
 // bytes pick the tokenizer and the truncation/padding policy, the rest is the text.
 #include <cstdint>
 #include <memory>
@@ -11,7 +12,7 @@ namespace {
 std::vector<glassbox::Tokenizer>& tokenizers() {
   static std::vector<glassbox::Tokenizer> v = [] {
     std::vector<glassbox::Tokenizer> out;
-    for (const char* f : {"roberta-bpe", "bert-uncased", "unigram", "wordlevel"}) {
+    for (const char* f : {"roberta-bpe", "bert-uncased", "unigram", "wordlevel", "spm-unigram", "scripts-wordlevel"}) {
       auto t = glassbox::Tokenizer::from_file(std::string(GLASSBOX_SOURCE_DIR) + "/tests/data/tokenizer/models/" + f +
                                               ".json");
       if (!t.ok()) __builtin_trap();
