@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "tokenizer/components.h"
+#include "tokenizer/word_cache.h"
 
 namespace glassbox::tok {
 namespace {
@@ -241,22 +242,21 @@ class BpeModel : public Model {
 
   struct Cache {
     std::uint64_t generation = 0;
-    std::unordered_map<std::string, Word, SvHash, std::equal_to<>> map;
+    WordCache words;
   };
 
   Status tokenize(std::string_view text, std::vector<Token>& out) const override {
     if (text.empty()) return Status();
     thread_local Cache cache;
     if (cache.generation != generation) {
-      cache.map.clear();
+      cache.words.clear();
       cache.generation = generation;
     }
-    const Word* word = nullptr;
-    Word local;
-    auto it = cache.map.find(text);  // one hash for repeated words (ignore_merges results are cached too)
-    if (it != cache.map.end()) {
-      word = &it->second;
-    } else {
+    const std::uint64_t h = WordCache::hash(text);
+    auto [hit, n] = cache.words.find(text, h);  // ignore_merges results are cached too
+    if (!hit) {
+      thread_local Word local;
+      thread_local std::vector<WordCache::Tok> toks;
       std::optional<std::uint32_t> whole;
       if (ignore_merges) whole = lookup(vocab, text);
       if (whole) {
@@ -265,19 +265,18 @@ class BpeModel : public Model {
       } else {
         GB_RETURN_IF_ERROR(merge_word(text, local));
       }
-      if (text.size() < 256) {
-        if (cache.map.size() > 200000) cache.map.clear();
-        word = &cache.map.emplace(std::string(text), std::move(local)).first->second;
-      } else {
-        word = &local;
+      toks.clear();
+      std::uint32_t pos = 0;
+      for (std::size_t i = 0; i < local.ids.size(); ++i) {
+        toks.push_back({local.ids[i], pos, pos + local.lens[i]});
+        pos += local.lens[i];
       }
+      cache.words.insert(text, h, toks.data(), toks.size());
+      hit = toks.data();
+      n = toks.size();
     }
-    std::uint32_t pos = 0;
-    for (std::size_t i = 0; i < word->ids.size(); ++i) {
-      std::uint32_t id = word->ids[i];
-      out.push_back(Token{id, rev[id], pos, pos + word->lens[i]});
-      pos += word->lens[i];
-    }
+    out.reserve(out.size() + n);
+    for (std::size_t i = 0; i < n; ++i) out.push_back(Token{hit[i].id, rev[hit[i].id], hit[i].start, hit[i].end});
     return Status();
   }
   std::optional<std::uint32_t> token_to_id(std::string_view t) const override { return lookup(vocab, t); }
@@ -298,34 +297,33 @@ class WordPieceModel : public Model {
   std::size_t max_token_bytes = 0;
 
   std::uint64_t generation = g_model_generation.fetch_add(1);
-  struct Piece3 {
-    std::uint32_t id, start, end;
-  };
   struct Cache {
     std::uint64_t generation = 0;
-    std::unordered_map<std::string, std::vector<Piece3>, SvHash, std::equal_to<>> map;
+    WordCache words;
   };
 
   // Words repeat: results are cached per thread (the greedy search is many hash look-ups).
   Status tokenize(std::string_view text, std::vector<Token>& out) const override {
     thread_local Cache cache;
     if (cache.generation != generation) {
-      cache.map.clear();
+      cache.words.clear();
       cache.generation = generation;
     }
-    auto it = cache.map.find(text);
-    if (it != cache.map.end()) {
-      for (auto& p : it->second) out.push_back(Token{p.id, p.id < rev.size() && !rev[p.id].empty() ? rev[p.id] : unk_token, p.start, p.end});
+    const std::uint64_t h = WordCache::hash(text);
+    auto [hit, n] = cache.words.find(text, h);
+    if (hit) {
+      out.reserve(out.size() + n);
+      for (std::size_t i = 0; i < n; ++i)
+        out.push_back(Token{hit[i].id, hit[i].id < rev.size() && !rev[hit[i].id].empty() ? rev[hit[i].id] : unk_token,
+                            hit[i].start, hit[i].end});
       return Status();
     }
     std::size_t mark = out.size();
     GB_RETURN_IF_ERROR(tokenize_uncached(text, out));
-    if (text.size() < 256) {
-      if (cache.map.size() > 200000) cache.map.clear();
-      std::vector<Piece3> v;
-      for (std::size_t i = mark; i < out.size(); ++i) v.push_back({out[i].id, out[i].start, out[i].end});
-      cache.map.emplace(std::string(text), std::move(v));
-    }
+    thread_local std::vector<WordCache::Tok> toks;
+    toks.clear();
+    for (std::size_t i = mark; i < out.size(); ++i) toks.push_back({out[i].id, out[i].start, out[i].end});
+    cache.words.insert(text, h, toks.data(), toks.size());
     return Status();
   }
 
