@@ -6,6 +6,32 @@
 namespace glassbox::kernels {
 
 DftPlan::DftPlan(int64_t n, bool inverse) : n_(n), inverse_(inverse), pow2_(n > 0 && (n & (n - 1)) == 0) {
+  if (!pow2_ && n > kDirectDftMax) {
+    int64_t m = 1;
+    while (m < 2 * n - 1) m <<= 1;
+    conv_fwd_ = std::make_unique<DftPlan>(m, false);
+    conv_inv_ = std::make_unique<DftPlan>(m, true);
+    const double sign = inverse ? 1.0 : -1.0;
+    chirp_.resize(static_cast<size_t>(2 * n));
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t sq = static_cast<int64_t>((static_cast<unsigned __int128>(j) * j) % (2 * static_cast<uint64_t>(n)));
+      const double a = sign * std::numbers::pi * static_cast<double>(sq) / static_cast<double>(n);
+      chirp_[2 * j] = std::cos(a);
+      chirp_[2 * j + 1] = std::sin(a);
+    }
+    std::vector<double> filter(static_cast<size_t>(2 * m), 0.0);  // conj(chirp) at +-j, circularly
+    for (int64_t j = 0; j < n; ++j) {
+      filter[2 * j] = chirp_[2 * j];
+      filter[2 * j + 1] = -chirp_[2 * j + 1];
+      if (j > 0) {
+        filter[2 * (m - j)] = chirp_[2 * j];
+        filter[2 * (m - j) + 1] = -chirp_[2 * j + 1];
+      }
+    }
+    filter_fft_.resize(static_cast<size_t>(2 * m));
+    conv_fwd_->run(filter.data(), filter_fft_.data());
+    return;
+  }
   tw_.resize(static_cast<size_t>(2 * n));
   const double sign = inverse ? 1.0 : -1.0;
   for (int64_t m = 0; m < n; ++m) {
@@ -18,6 +44,30 @@ DftPlan::DftPlan(int64_t n, bool inverse) : n_(n), inverse_(inverse), pow2_(n > 
 void DftPlan::run(const double* in, double* out) const {
   const int64_t n = n_;
   if (n == 0) return;
+  if (conv_fwd_) {
+    // X_k = c_k * sum_j (x_j c_j) conj(c_{k-j}): a circular convolution of length m.
+    const int64_t m = conv_fwd_->size();
+    std::vector<double> a(static_cast<size_t>(2 * m), 0.0), fa(static_cast<size_t>(2 * m));
+    for (int64_t j = 0; j < n; ++j) {
+      const double cr = chirp_[2 * j], ci = chirp_[2 * j + 1];
+      a[2 * j] = in[2 * j] * cr - in[2 * j + 1] * ci;
+      a[2 * j + 1] = in[2 * j] * ci + in[2 * j + 1] * cr;
+    }
+    conv_fwd_->run(a.data(), fa.data());
+    for (int64_t k = 0; k < m; ++k) {
+      const double xr = fa[2 * k], xi = fa[2 * k + 1], fr = filter_fft_[2 * k], fi = filter_fft_[2 * k + 1];
+      fa[2 * k] = xr * fr - xi * fi;
+      fa[2 * k + 1] = xr * fi + xi * fr;
+    }
+    conv_inv_->run(fa.data(), a.data());
+    const double scale = inverse_ ? 1.0 / static_cast<double>(n) : 1.0;
+    for (int64_t k = 0; k < n; ++k) {
+      const double cr = chirp_[2 * k], ci = chirp_[2 * k + 1];
+      out[2 * k] = (a[2 * k] * cr - a[2 * k + 1] * ci) * scale;
+      out[2 * k + 1] = (a[2 * k] * ci + a[2 * k + 1] * cr) * scale;
+    }
+    return;
+  }
   if (pow2_) {
     int bits = 0;
     while ((int64_t{1} << bits) < n) ++bits;

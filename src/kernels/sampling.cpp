@@ -25,10 +25,11 @@ float clip(float v, int64_t size) { return std::min(static_cast<float>(size - 1)
 float reflect(float v, int64_t twice_low, int64_t twice_high) {
   if (twice_low == twice_high) return 0.f;
   const float lo = static_cast<float>(twice_low) / 2.f, span = static_cast<float>(twice_high - twice_low) / 2.f;
+  if (!std::isfinite(v)) return v;  // NaN / inf stay out of range and read 0
   v = std::fabs(v - lo);
   const float extra = std::fmod(v, span);
-  const int64_t flips = static_cast<int64_t>(std::floor(v / span));
-  return flips % 2 == 0 ? extra + lo : span - extra + lo;
+  const bool even_flips = std::fmod(std::floor(static_cast<double>(v) / span), 2.0) == 0.0;
+  return even_flips ? extra + lo : span - extra + lo;
 }
 
 float pad_coord(float v, int64_t size, const GridSampleParams& p) {

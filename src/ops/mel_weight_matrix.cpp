@@ -4,6 +4,7 @@
 // / 700)) with step (high - low) / (num_mel_bins + 2), converted back to hertz
 // and to spectrum bins as floor((dft_length + 1) * hz / sample_rate). Edges
 // outside the spectrum are refused.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -66,7 +67,9 @@ class MelWeightMatrixOp final : public Op {
                             "-bin spectrum (is upper_edge_hertz above sample_rate / 2?)");
       edge[i] = static_cast<int64_t>(bin);
     }
-    std::vector<double> w(static_cast<size_t>(spectrum * mels), 0.0);
+    GB_ASSIGN_OR_RETURN(Tensor w_t, ctx.allocate_scratch(DataType::kFloat64, Shape{spectrum, mels}));  // charged first
+    double* w = w_t.mutable_data<double>();
+    std::fill(w, w + spectrum * mels, 0.0);
     for (int64_t m = 0; m < mels; ++m) {
       const int64_t lo = edge[m], center = edge[m + 1], hi = edge[m + 2];
       if (center == lo) {
@@ -81,7 +84,7 @@ class MelWeightMatrixOp final : public Op {
     return dispatch_dtype<NumericTypes>(a_.output_datatype, "MelWeightMatrix output_datatype", [&]<class T>() -> Status {
       GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, a_.output_datatype, Shape{spectrum, mels}));
       T* py = y->mutable_data<T>();
-      for (size_t i = 0; i < w.size(); ++i) py[i] = static_cast<T>(w[i]);
+      for (int64_t i = 0; i < spectrum * mels; ++i) py[i] = static_cast<T>(w[i]);
       return {};
     });
   }

@@ -1,7 +1,8 @@
 // NonMaxSuppression (opset 10+): per batch and class, greedily keeps the
 // highest-scoring boxes whose IoU with every kept box is <= iou_threshold.
 // Output selected_indices [num_selected, 3] int64 = (batch, class, box).
-// Equal scores keep the lower box index first (a stable order, as onnxruntime).
+// Equal scores keep the lower box index first (a stable order, as onnxruntime);
+// NaN scores are never selected.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -84,7 +85,7 @@ class NonMaxSuppressionOp final : public Op {
           const float* s = ps + (b * nc + k) * n;
           order.clear();
           for (int64_t i = 0; i < n; ++i)
-            if (!has_score_threshold || s[i] > score_threshold) order.push_back(i);
+            if (!std::isnan(s[i]) && (!has_score_threshold || s[i] > score_threshold)) order.push_back(i);
           std::stable_sort(order.begin(), order.end(), [&](int64_t u, int64_t v) { return s[u] > s[v]; });
           kept.clear();
           for (int64_t i : order) {

@@ -3,6 +3,7 @@
 // [num_rois, 4] (x1, y1, x2, y2 in input coordinates / spatial_scale),
 // batch_indices [num_rois] -> [num_rois, C, output_height, output_width].
 // Opset 10 has no coordinate_transformation_mode (behaves as output_half_pixel).
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/sampling.h"
@@ -19,6 +20,7 @@ struct RoiAlignAttrs {
 
 // Samples per bin side beyond which the op refuses (a compute bomb, not a real model).
 constexpr float kMaxSamplesPerSide = 1 << 16;
+constexpr double kMaxSamplesPerBin = double(1 << 24);
 
 class RoiAlignOp final : public Op {
  public:
@@ -50,6 +52,18 @@ class RoiAlignOp final : public Op {
         const float v = rois->data<float>()[r * 4 + k] * a_.p.spatial_scale;
         if (!std::isfinite(v) || std::fabs(v) > kMaxSamplesPerSide * 16)
           return op_error(ctx, ErrorCode::kInvalidArgument, "rois[" + std::to_string(r) + "] is not finite or too large");
+      }
+    }
+    if (a_.p.sampling_ratio == 0) {  // adaptive sampling: refuse absurd sample counts per bin
+      for (int64_t r = 0; r < num_rois; ++r) {
+        const float* roi = rois->data<float>() + r * 4;
+        const double gw = std::max(0.0, std::ceil((roi[2] - roi[0]) * a_.p.spatial_scale / static_cast<double>(a_.p.output_width)));
+        const double gh = std::max(0.0, std::ceil((roi[3] - roi[1]) * a_.p.spatial_scale / static_cast<double>(a_.p.output_height)));
+        if (gw * gh > kMaxSamplesPerBin)
+          return op_error(ctx, ErrorCode::kLimitExceeded,
+                          "rois[" + std::to_string(r) + "] needs " + std::to_string(gw * gh) +
+                              " samples per output bin (limit 2^24)",
+                          "set sampling_ratio or check the rois");
       }
     }
     if ((xs[2] == 0 || xs[3] == 0) && num_rois > 0 && xs[1] > 0)
@@ -89,8 +103,8 @@ Result<std::unique_ptr<Op>> create_RoiAlign(const graph::Node& node, int64_t ops
   a.p.half_pixel = ctm == "half_pixel";
   if (a.p.output_height < 1 || a.p.output_width < 1 || a.p.output_height > (1 << 20) || a.p.output_width > (1 << 20))
     return unsupported_attr("output_height/output_width", "must lie in [1, 2^20]");
-  if (a.p.sampling_ratio < 0 || a.p.sampling_ratio > kMaxSamplesPerSide)
-    return unsupported_attr("sampling_ratio", "must lie in [0, 65536]");
+  if (a.p.sampling_ratio < 0 || a.p.sampling_ratio > 4096)
+    return unsupported_attr("sampling_ratio", "must lie in [0, 4096]");
   if (!std::isfinite(a.p.spatial_scale)) return unsupported_attr("spatial_scale", "must be finite");
   return std::unique_ptr<Op>(new RoiAlignOp(a));
 }

@@ -115,8 +115,12 @@ TEST(GridSample, EmptyAndBadShapes) {
   Tensor other_batch = Tensor::allocate(DataType::kFloat32, {2, 2, 2, 2}).value();
   EXPECT_FALSE(run_op(NodeBuilder("GridSample", 2).node, 16, {&x, &other_batch}).ok());
   Tensor nan_grid = make_tensor<float>(DataType::kFloat32, {1, 1, 1, 2}, {NAN, 1e30f});
-  for (const char* mode : {"bilinear", "nearest", "bicubic"})  // must not read out of bounds (ASan)
-    EXPECT_TRUE(run_op(NodeBuilder("GridSample", 2).s("mode", mode).node, 16, {&x, &nan_grid}).ok());
+  for (const char* mode : {"bilinear", "nearest", "bicubic"})  // no out-of-bounds reads (ASan), no UB casts (UBSan)
+    for (const char* pad : {"zeros", "border", "reflection"})
+      for (int64_t align : {0, 1})
+        EXPECT_TRUE(run_op(NodeBuilder("GridSample", 2).s("mode", mode).s("padding_mode", pad).i("align_corners", align).node,
+                           16, {&x, &nan_grid})
+                        .ok());
   EXPECT_FALSE(create_op(NodeBuilder("GridSample", 2).s("mode", "area").node, 16).ok());
 }
 
@@ -158,6 +162,10 @@ TEST(RoiAlign, BadInputsAreErrors) {
   Tensor nan_rois = make_tensor<float>(DataType::kFloat32, {1, 4}, {0, NAN, 2, 2});
   Tensor bi = make_tensor<int64_t>(DataType::kInt64, {1}, {0});
   EXPECT_FALSE(run_op(NodeBuilder("RoiAlign", 3).node, 16, {&x, &nan_rois, &bi}).ok());
+  Tensor huge_roi = make_tensor<float>(DataType::kFloat32, {1, 4}, {0, 0, 1e6f, 1e6f});  // 10^12 samples per bin
+  auto bomb = run_op(NodeBuilder("RoiAlign", 3).node, 16, {&x, &huge_roi, &bi});
+  ASSERT_FALSE(bomb.ok());
+  EXPECT_EQ(bomb.error().code, ErrorCode::kLimitExceeded);
   Tensor no_rois = Tensor::allocate(DataType::kFloat32, {0, 4}).value();
   Tensor no_bi = Tensor::allocate(DataType::kInt64, {0}).value();
   EXPECT_EQ(run_op(NodeBuilder("RoiAlign", 3).node, 16, {&x, &no_rois, &no_bi}).value()[0].shape(), (Shape{0, 1, 1, 1}));

@@ -27,7 +27,7 @@ std::vector<cd> naive_dft(const std::vector<cd>& x, int64_t n, bool inverse) {
 Tensor scalar_i64(int64_t v) { return make_tensor<int64_t>(DataType::kInt64, {}, {v}); }
 
 TEST(DFT, MatchesDirectSumForRealAndComplexInputs) {
-  for (int64_t n_in : {1, 5, 8, 12}) {
+  for (int64_t n_in : {1, 5, 8, 12, 97, 130}) {  // direct sum, radix 2, Bluestein (> 64, not 2^k)
     for (int64_t comps : {1, 2}) {
       Tensor x = random_f32({2, n_in, comps}, static_cast<uint32_t>(n_in * 10 + comps));
       for (int64_t n : {n_in, n_in + 3, std::max<int64_t>(1, n_in - 2)}) {  // as is, zero-padded, truncated
@@ -64,6 +64,10 @@ TEST(DFT, InverseUndoesForwardOnAnInnerAxis) {
   ASSERT_EQ(f.shape(), (Shape{2, 3, 7, 2}));
   auto back = run_op(NodeBuilder("DFT", 1).i("axis", 2).i("inverse", 1).node, 17, {&f}).value()[0];
   expect_close(back, std::vector<float>(x.data<float>(), x.data<float>() + x.numel()), 1e-5f, 1e-5f);
+  Tensor long_x = random_f32({1, 101, 2}, 6);  // Bluestein length, both directions
+  auto lf = run_op(NodeBuilder("DFT", 1).node, 17, {&long_x}).value()[0];
+  auto lb = run_op(NodeBuilder("DFT", 1).i("inverse", 1).node, 17, {&lf}).value()[0];
+  expect_close(lb, std::vector<float>(long_x.data<float>(), long_x.data<float>() + long_x.numel()), 1e-5f, 1e-5f);
   // float64 goes through too.
   Tensor d = make_tensor<double>(DataType::kFloat64, {1, 2, 1}, {1, 2});
   auto fd = run_op(NodeBuilder("DFT", 1).node, 17, {&d}).value()[0];
