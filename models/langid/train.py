@@ -4,7 +4,8 @@
 Recipe (run from the repository root; see models/langid/README.md):
     /usr/bin/python3 models/langid/extract_text.py          # man pages -> data/corpus.jsonl
     node models/langid/train_tokenizer.js                   # -> tokenizer.json
-    /usr/bin/python3 models/langid/train.py                 # -> model.onnx, config.json, ...
+    /usr/bin/python3 models/langid/extract_extra.py         # fortunes, gettext, hunspell -> data/extra.jsonl
+    /usr/bin/python3 models/langid/train.py [--extra]       # -> model.onnx, config.json, ...
     node models/langid/check_ort.js                         # onnxruntime-node == torch check
 
 Model: a small post-LN transformer encoder written out explicitly (token +
@@ -320,6 +321,13 @@ def main():
     ap.add_argument("--min-train-sents", type=int, default=300)
     ap.add_argument("--out", default=HERE)
     ap.add_argument("--data", default=None, help="corpus directory (default: models/langid/data)")
+    ap.add_argument("--extra", action="store_true",
+                    help="also train on data/extra.jsonl + data/words.jsonl (extract_extra.py: fortunes, "
+                         "gettext catalogs, spelling dictionaries), split by document like the man pages")
+    ap.add_argument("--p-extra", type=float, default=0.35, help="P(example from the extra documents)")
+    ap.add_argument("--p-words", type=float, default=0.08, help="P(example = 1-4 dictionary words)")
+    ap.add_argument("--extra-cap", type=int, default=15000, help="extra train sentences per language (hash-sampled)")
+    ap.add_argument("--words-cap", type=int, default=20000, help="dictionary train words per language (hash-sampled)")
     args = ap.parse_args()
     DATA = args.data or DATA
 
@@ -351,6 +359,48 @@ def main():
                 lang, text = line.split("\t", 1)
                 sanity.append((lang, text))
 
+    everyday2 = []  # second hand-written set, evaluation only
+    with open(os.path.join(HERE, "everyday2.tsv"), encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line and not line.startswith("#"):
+                lang, text = line.split("\t", 1)
+                everyday2.append((lang, text))
+
+    # extra documents (fortunes, gettext catalogs): split by document name, capped per language
+    extra_train, extra_test, words_train, words_test = {}, {}, {}, {}
+    if args.extra:
+        docs = {}
+        with open(os.path.join(DATA, "extra.jsonl"), encoding="utf-8") as f:
+            for line in f:
+                rec = json.loads(line)
+                if rec["lang"] in labels:
+                    docs.setdefault(rec["lang"], []).append(rec)
+        for lang, recs in docs.items():
+            tr = [r for r in recs if not is_test(r["doc"])]
+            total = sum(len(r["sents"]) for r in tr)
+            keep = min(1.0, args.extra_cap / max(1, total))
+            for r in tr:
+                r["sents"] = [x for x in r["sents"] if int(md5("x" + x)[:8], 16) % 100000 < keep * 100000]
+            extra_train[lang] = [r for r in tr if r["sents"]]
+            extra_test[lang] = [r for r in recs if is_test(r["doc"])]
+        with open(os.path.join(DATA, "words.jsonl"), encoding="utf-8") as f:
+            for line in f:
+                rec = json.loads(line)
+                if rec["lang"] not in labels:
+                    continue
+                ws = rec["words"]
+                tw = [w for w in ws if is_test("w:" + w)]
+                trw = sorted((w for w in ws if not is_test("w:" + w)), key=lambda w: md5("s" + w))[:args.words_cap]
+                # a third of the words also capitalized (sentence-initial form)
+                trw = sorted(set(trw + [w[:1].upper() + w[1:] for w in trw if int(md5("c" + w)[:8], 16) % 3 == 0]))
+                words_train[rec["lang"]] = trw
+                words_test[rec["lang"]] = sorted(tw, key=lambda w: md5("t" + w))[:300]
+        for lang in labels:
+            print(f"{lang}: extra train docs {len(extra_train.get(lang, []))} sents "
+                  f"{sum(len(r['sents']) for r in extra_train.get(lang, []))} | test docs "
+                  f"{len(extra_test.get(lang, []))} | words {len(words_train.get(lang, []))}", file=sys.stderr)
+
     # ---- collect texts to tokenize (train: + lower-cased copies of ~15% of sentences)
     texts, where = [], []
     for split, pages in (("train", train_pages), ("test", test_pages)):
@@ -367,9 +417,30 @@ def main():
                             assert "\n" not in v
                             texts.append(v)
                             where.append((split, lang, pi))
+    for split, pages in (("xtrain", extra_train), ("xtest", extra_test)):
+        for lang in labels:
+            for pi, rec in enumerate(pages.get(lang, [])):
+                for s in rec["sents"]:
+                    texts.append(s)
+                    where.append((split, lang, pi))
+                    if split == "xtrain" and int(md5("lc" + s)[:8], 16) % 100 < 15 and s.lower() != s:
+                        texts.append(s.lower())
+                        where.append((split, lang, pi))
+                    if split == "xtrain" and args.aug > 0 and int(md5("av" + s)[:8], 16) % 10000 < args.aug * 10000:
+                        for v in augment_variants(s, lang):
+                            texts.append(v)
+                            where.append((split, lang, pi))
+    for split, wl in (("wtrain", words_train), ("wtest", words_test)):
+        for lang in labels:
+            for w in wl.get(lang, []):
+                texts.append(w)
+                where.append((split, lang, 0))
     for lang, s in sanity:
         texts.append(s)
         where.append(("sanity", lang, 0))
+    for lang, s in everyday2:
+        texts.append(s)
+        where.append(("everyday2", lang, 0))
     print(f"tokenizing {len(texts)} texts ...", file=sys.stderr)
     ids = encode_texts(texts, tok_json)
 
@@ -377,6 +448,11 @@ def main():
     train = {l: {} for l in labels}
     test = {l: {} for l in labels}
     sanity_seqs = {l: [] for l in labels}
+    everyday2_seqs = {l: [] for l in labels}
+    xtrain = {l: {} for l in labels}
+    xtest_sent = {l: [] for l in labels}
+    wtrain = {l: [] for l in labels}
+    wtest = {l: [] for l in labels}
     for (split, lang, pi), x in zip(where, ids):
         if not x:
             continue
@@ -384,9 +460,25 @@ def main():
             train[lang].setdefault(pi, []).append(x)
         elif split == "test":
             test[lang].setdefault(pi, []).append(x)
-        else:
+        elif split == "xtrain":
+            xtrain[lang].setdefault(pi, []).append(x)
+        elif split == "xtest":
+            if len(x) >= 3:
+                xtest_sent[lang].append([CLS] + x[:max_body] + [SEP])
+        elif split == "wtrain":
+            wtrain[lang].append(x)
+        elif split == "wtest":
+            wtest[lang].append([CLS] + x[:max_body] + [SEP])
+        elif split == "sanity":
             if lang in sanity_seqs:
                 sanity_seqs[lang].append([CLS] + x[:max_body] + [SEP])
+        else:
+            if lang in everyday2_seqs:
+                everyday2_seqs[lang].append([CLS] + x[:max_body] + [SEP])
+    xtrain_ld = {l: LangData([xtrain[l][k] for k in sorted(xtrain[l])]) for l in labels if xtrain[l]}
+    for l in labels:
+        if len(xtest_sent[l]) > 300:
+            xtest_sent[l] = random.Random("x" + l).sample(xtest_sent[l], 300)
     train_ld = {l: LangData([train[l][k] for k in sorted(train[l])]) for l in labels}
 
     # held-out sets: (a) paragraph-length chunks of consecutive sentences of test pages
@@ -451,8 +543,19 @@ def main():
         seqs, ys = [], []
         for _ in range(args.batch):
             li = rng.randrange(len(labels))
-            seqs.append(make_example(train_ld[labels[li]], rng, max_body, args.p_single, args.p_fragment,
-                                     args.p_long128))
+            lang = labels[li]
+            r = rng.random() if args.extra else 1.0
+            if r < args.p_extra and lang in xtrain_ld:
+                # everyday-register documents: mostly one sentence, sometimes a few in a row
+                seqs.append(make_example(xtrain_ld[lang], rng, max_body, 0.7, 0.2, 0.0))
+            elif r < args.p_extra + args.p_words and wtrain[lang]:
+                body = []
+                for _ in range(rng.randint(1, 4)):
+                    body += wtrain[lang][rng.randrange(len(wtrain[lang]))]
+                seqs.append([CLS] + body[:max_body] + [SEP])
+            else:
+                seqs.append(make_example(train_ld[lang], rng, max_body, args.p_single, args.p_fragment,
+                                         args.p_long128))
             ys.append(li)
         ids_t, mask_t = batchify(seqs)
         logits = model(ids_t, mask_t)
@@ -490,8 +593,16 @@ def main():
         if sel:
             bl.append(f"  {lo:3d}-{hi:3d} tokens: {100.0 * sum(sel) / len(sel):6.2f}  (n={len(sel)})")
     report.append("\n".join(bl))
+    if args.extra:
+        report.append(fmt_table(accuracy_table(model, {l: v for l, v in xtest_sent.items() if v}, labels),
+                                "Held-out documents of the extra sources (fortune files / gettext domains), single "
+                                "sentences (>=3 tokens; <=300 per language)"))
+        report.append(fmt_table(accuracy_table(model, {l: v for l, v in wtest.items() if v}, labels),
+                                "Held-out dictionary words, one word per input (<=300 per language)"))
     report.append(fmt_table(accuracy_table(model, {l: v for l, v in sanity_seqs.items() if v}, labels),
                             "Hand-written everyday sentences (sanity.tsv)"))
+    report.append(fmt_table(accuracy_table(model, {l: v for l, v in everyday2_seqs.items() if v}, labels),
+                            "Second hand-written everyday set (everyday2.tsv)"))
     report_txt = "\n\n".join(report)
     print(report_txt, file=sys.stderr)
 
@@ -575,7 +686,7 @@ def main():
     # torch reference outputs for check_ort.js (sanity sentences, unpadded, batch of 1 each)
     ref = []
     with torch.no_grad():
-        for (lang, s), x in zip(sanity, ids[len(ids) - len(sanity):]):
+        for (lang, s), x in zip(sanity, ids[len(ids) - len(everyday2) - len(sanity):len(ids) - len(everyday2)]):
             seq = [CLS] + x[:max_body] + [SEP]
             it, im = batchify([seq])
             lg = model(it, im)[0].tolist()
