@@ -58,10 +58,15 @@ T mod_trunc(T a, T b) {
     return make_binary<Types>(node, [](auto a, decltype(a) b) { return expr; });                 \
   }
 
-GB_BINARY(Add, NumericTypes, static_cast<decltype(a)>(a + b))
-GB_BINARY(Sub, NumericTypes, static_cast<decltype(a)>(a - b))
-GB_BINARY(Mul, NumericTypes, static_cast<decltype(a)>(a * b))
-GB_BINARY(Div, NumericTypes, safe_div(a, b))
+#define GB_ARITHMETIC(OpType, Types, expr)                                                       \
+  Result<std::unique_ptr<Op>> create_##OpType(const graph::Node& node, int64_t opset) {          \
+    return make_arithmetic<Types>(node, opset, [](auto a, decltype(a) b) { return expr; });      \
+  }
+
+GB_ARITHMETIC(Add, NumericTypes, static_cast<decltype(a)>(a + b))
+GB_ARITHMETIC(Sub, NumericTypes, static_cast<decltype(a)>(a - b))
+GB_ARITHMETIC(Mul, NumericTypes, static_cast<decltype(a)>(a * b))
+GB_ARITHMETIC(Div, NumericTypes, safe_div(a, b))
 GB_BINARY(Equal, EqualTypes, a == b)
 GB_BINARY(Less, NumericTypes, a < b)
 GB_BINARY(Greater, NumericTypes, a > b)
@@ -72,6 +77,7 @@ GB_BINARY(Or, BoolTypes, a || b)
 GB_BINARY(Xor, BoolTypes, a != b)
 
 #undef GB_BINARY
+#undef GB_ARITHMETIC
 
 struct ModAttrs {
   int64_t fmod = 0;  // 0: sign of divisor (integers only); 1: sign of dividend (C fmod)

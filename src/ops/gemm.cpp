@@ -1,7 +1,7 @@
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C unidirectionally broadcast to
 // [M, N] (optional since opset 11). float32 via kernels/gemm.h (oneDNN); the
-// alpha/beta/C epilogue is one extra pass over Y. Opsets < 7 (`broadcast`
-// attribute) are not registered.
+// alpha/beta/C epilogue is one extra pass over Y. Gemm-6: attribute `broadcast`
+// (default 0) — without it C must already have Y's shape [M, N].
 #include <array>
 
 #include "kernels/gemm.h"
@@ -16,6 +16,7 @@ struct GemmAttrs {
   float beta = 1.0f;    // scale of C
   int64_t transA = 0;   // A is [K, M]
   int64_t transB = 0;   // B is [N, K]
+  bool c_exact = false;  // Gemm-6 with broadcast = 0: C must be [M, N]
 };
 
 class GemmOp final : public Op {
@@ -46,6 +47,10 @@ class GemmOp final : public Op {
                           shape_to_string(b->shape()) + " (transA=" + std::to_string(a_.transA) +
                           ", transB=" + std::to_string(a_.transB) + ")");
     const Shape out_shape{M, N};
+    if (c && a_.c_exact && c->shape() != out_shape)
+      return op_error(ctx, ErrorCode::kInvalidArgument,
+                      "C shape " + shape_to_string(c->shape()) + " differs from " + shape_to_string(out_shape) +
+                          " and Gemm-6 attribute broadcast is 0");
     if (c) {
       GB_ASSIGN_OR_RETURN(Shape bs, broadcast_shapes(c->shape(), out_shape));
       if (bs != out_shape)
@@ -81,9 +86,14 @@ class GemmOp final : public Op {
 
 }  // namespace
 
-Result<std::unique_ptr<Op>> create_Gemm(const graph::Node& node, int64_t) {
-  GB_RETURN_IF_ERROR(check_known_attrs(node, {"alpha", "beta", "transA", "transB"}));
+Result<std::unique_ptr<Op>> create_Gemm(const graph::Node& node, int64_t opset) {
+  if (opset < 7) GB_RETURN_IF_ERROR(check_known_attrs(node, {"alpha", "beta", "transA", "transB", "broadcast"}));
+  else GB_RETURN_IF_ERROR(check_known_attrs(node, {"alpha", "beta", "transA", "transB"}));
   GemmAttrs a;
+  if (opset < 7) {
+    GB_ASSIGN_OR_RETURN(int64_t broadcast, attr_int(node, "broadcast", 0));
+    a.c_exact = broadcast == 0;
+  }
   GB_ASSIGN_OR_RETURN(a.alpha, attr_float(node, "alpha", a.alpha));
   GB_ASSIGN_OR_RETURN(a.beta, attr_float(node, "beta", a.beta));
   GB_ASSIGN_OR_RETURN(a.transA, attr_int(node, "transA", a.transA));

@@ -29,9 +29,15 @@ using BaseTypes = TypeList<float, double, int32_t, int64_t>;
 
 class PowOp final : public Op {
  public:
+  explicit PowOp(LegacyBroadcast legacy) : legacy_(legacy) {}
   Status compute(ComputeContext& ctx) const override {
     GB_ASSIGN_OR_RETURN(const Tensor* x, require_input(ctx, 0, "X"));
     GB_ASSIGN_OR_RETURN(const Tensor* y, require_input(ctx, 1, "Y"));
+    Tensor y_view;
+    if (legacy_.active) {  // Pow-1: Y broadcasts to X only as the node's attributes say
+      GB_ASSIGN_OR_RETURN(y_view, legacy_.adapt(ctx, *x, *y, "Y"));
+      y = &y_view;
+    }
     GB_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(x->shape(), y->shape()));
     return dispatch_dtype<BaseTypes>(x->dtype(), "Pow base", [&]<class T>() -> Status {
       return dispatch_dtype<NumericTypes>(y->dtype(), "Pow exponent", [&]<class E>() -> Status {
@@ -49,13 +55,18 @@ class PowOp final : public Op {
       });
     });
   }
+
+ private:
+  LegacyBroadcast legacy_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Op>> create_Pow(const graph::Node& node, int64_t) {
-  GB_RETURN_IF_ERROR(check_known_attrs(node, {}));
-  return std::unique_ptr<Op>(new PowOp());
+Result<std::unique_ptr<Op>> create_Pow(const graph::Node& node, int64_t opset) {
+  if (opset < 7) GB_RETURN_IF_ERROR(check_known_attrs(node, {"broadcast", "axis"}));
+  else GB_RETURN_IF_ERROR(check_known_attrs(node, {}));
+  GB_ASSIGN_OR_RETURN(LegacyBroadcast legacy, LegacyBroadcast::from(node, opset));
+  return std::unique_ptr<Op>(new PowOp(legacy));
 }
 
 }  // namespace glassbox::ops
