@@ -1,9 +1,11 @@
 // glassbox bench MODEL.onnx [--input NAME=FILE ...] [--shape NAME=1x128 ...] [--repeat N] [--warmup N]
-//   [--threads N] [--opt-level L] [--sweep opt-level] [--json]
+//   [--threads N] [--opt-level L] [--sweep opt-level] [--json] [--output-dir DIR]
+#include <filesystem>
 #include <iostream>
 
 #include "cli/cli_common.h"
 #include "diag/bench.h"
+#include "runtime/tensor_io.h"
 
 namespace {
 
@@ -15,7 +17,22 @@ struct BenchArgs {
   int opt_level = glassbox::SessionOptions{}.opt_level;
   std::string sweep;
   bool json = false;
+  std::string output_dir;  // empty: outputs are not written
 };
+
+// Writes the last timed run's outputs as output_<i>.npy (for comparisons with a peer).
+void write_outputs(const std::string& dir, const std::vector<glassbox::NamedTensor>& outputs) {
+  using namespace glassbox;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    cli::fail("bench", make_error(ErrorCode::kIo, "cannot create --output-dir '" + dir + "': " + ec.message()));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string path = (std::filesystem::path(dir) / ("output_" + std::to_string(i) + ".npy")).string();
+    Status s = runtime::write_npy(path, outputs[i].tensor);
+    if (!s.ok()) cli::fail("bench", std::move(s).take_error().with_where(path));
+  }
+}
 
 void bench_command(const BenchArgs& a) {
   using namespace glassbox;
@@ -26,6 +43,7 @@ void bench_command(const BenchArgs& a) {
   if (a.sweep.empty()) {
     auto r = diag::bench_model(a.model, opts, a.inputs, a.shapes, a.bench);
     if (!r.ok()) cli::fail("bench", r.error());
+    if (!a.output_dir.empty()) write_outputs(a.output_dir, r->outputs);
     if (a.json) std::cout << diag::bench_to_json(*r).dump(2) << "\n";
     else std::cout << diag::bench_to_text(*r);
     return;
@@ -75,6 +93,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--opt-level", a->opt_level, "graph optimization level 0|1|2 (default 2)")->check(CLI::Range(0, 2));
   cmd->add_option("--disable-pass", a->disabled_passes, "skip a graph pass by name (repeatable)");
   cmd->add_option("--sweep", a->sweep, "'opt-level': measure at every level and show the deviation from level 0 (default: off)");
+  cmd->add_option("--output-dir", a->output_dir,
+                  "write the last timed run's outputs there as output_<i>.npy (default: not written)");
   cmd->add_flag("--json", a->json, "print the stable JSON report (schema glassbox.bench/1; default: text)");
   cmd->callback([a] { bench_command(*a); });
 }
