@@ -12,7 +12,7 @@ void chunk_range(int64_t n, int chunks, int index, int64_t& begin, int64_t& end)
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
-  for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -24,61 +24,59 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::worker_loop(int index) {
-  uint64_t seen = 0;
+// Claims chunks of the current job until none is left. job_/job_n_/job_chunks_
+// are stable while the caller waits for active_ == 0 and runs chunks itself.
+void ThreadPool::run_chunks() {
   for (;;) {
-    const std::function<void(int64_t, int64_t)>* job;
-    int64_t n;
-    int chunks;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      job = job_;
-      n = job_n_;
-      chunks = job_chunks_;
-    }
-    if (index < chunks) {
-      int64_t b, e;
-      chunk_range(n, chunks, index, b, e);
-      if (b < e) (*job)(b, e);
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_.notify_one();
-    }
+    const int c = next_.fetch_add(1, std::memory_order_relaxed);
+    if (c >= job_chunks_) return;
+    int64_t b, e;
+    chunk_range(job_n_, job_chunks_, c, b, e);
+    if (b < e) (*job_)(b, e);
+  }
+}
+
+void ThreadPool::worker_loop() {
+  uint64_t seen = 0;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || (job_ && generation_ != seen); });
+    if (stop_) return;
+    seen = generation_;
+    ++active_;
+    lock.unlock();
+    run_chunks();
+    lock.lock();
+    if (--active_ == 0) done_.notify_one();
   }
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
-  const int chunks = static_cast<int>(std::min<int64_t>(threads_, (n + grain - 1) / grain));
-  bool inline_run = chunks <= 1;
+  const int chunks = static_cast<int>(std::min<int64_t>(int64_t{threads_} * kChunksPerThread, (n + grain - 1) / grain));
+  bool inline_run = chunks <= 1 || threads_ == 1;
   if (!inline_run) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (busy_) inline_run = true;  // nested call
-    else busy_ = true;
+    if (busy_) {
+      inline_run = true;  // nested call, or another thread's job is running
+    } else {
+      busy_ = true;
+      job_ = &fn;
+      job_n_ = n;
+      job_chunks_ = chunks;
+      next_.store(0, std::memory_order_relaxed);
+      ++generation_;
+    }
   }
   if (inline_run) {
     fn(0, n);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    job_ = &fn;
-    job_n_ = n;
-    job_chunks_ = chunks;
-    pending_ = threads_ - 1;
-    ++generation_;
-  }
   wake_.notify_all();
-  int64_t b, e;
-  chunk_range(n, chunks, 0, b, e);
-  fn(b, e);
+  run_chunks();
   std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return pending_ == 0; });
+  done_.wait(lock, [&] { return active_ == 0; });
   job_ = nullptr;
   busy_ = false;
 }

@@ -1,9 +1,17 @@
 // Single-precision matrix multiply: C[b] = op(A[b]) * op(B[b]) for b in [0, batch).
-// Row-major; op(X) = X or X^T. Optimized path: oneDNN matmul (primitives cached
-// per shape, thread-safe); reference path: plain loops, used by tests.
+// Row-major; op(X) = X or X^T. Optimized path: oneDNN matmul primitives, each
+// run single-threaded on one tile of the product, the tiles spread over
+// glassbox's ThreadPool (one set of threads, none spinning). Constant right-hand
+// sides (weights) can be packed once into oneDNN's blocked layout and carry a
+// fused epilogue (bias, GELU, residual add). Reference path: plain loops (tests).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+
+namespace glassbox {
+class ThreadPool;
+}
 
 namespace glassbox::kernels {
 
@@ -16,11 +24,34 @@ struct GemmDesc {
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // batch strides; stride_b may be 0 (B shared by all)
 };
 
-// Overwrites C. `threads` caps oneDNN's (OpenMP) parallelism for this call.
-void gemm_f32(const GemmDesc& d, const float* A, const float* B, float* C, int threads);
+// Overwrites C. Tiles run on `pool` (nullptr: the calling thread only).
+void gemm_f32(const GemmDesc& d, const float* A, const float* B, float* C, ThreadPool* pool);
 
 // Straightforward triple loop with double accumulation (test reference).
 void gemm_f32_reference(const GemmDesc& d, const float* A, const float* B, float* C);
+
+// What happens to each C element after the product, in this order.
+enum class GemmActivation { kNone, kGeluErf };  // kGeluErf: x * 0.5 * (1 + erf(x / sqrt(2)))
+struct GemmEpilogue {
+  const float* bias = nullptr;      // [N] added to every row, or nullptr
+  GemmActivation activation = GemmActivation::kNone;
+  const float* residual = nullptr;  // [M, N] (row stride ld_residual) added last, or nullptr; must not alias C
+  int64_t ld_residual = 0;
+};
+
+// A constant B [K, N] (or [N, K] when trans_b) reordered once into oneDNN's
+// blocked layout, cut into column blocks that are the unit of parallel work.
+struct PackedGemmB;
+std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool trans_b, int64_t ldb, const float* B,
+                                                   ThreadPool* pool);
+int64_t packed_gemm_b_bytes(const PackedGemmB& b);
+
+// C[M, N] (row stride ldc) = epilogue(A[M, K] (row stride lda) * B).
+void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& B, float* C, int64_t ldc,
+                     const GemmEpilogue& epilogue, ThreadPool* pool);
+
+// The epilogue as plain loops over an already computed C (unpacked paths and tests).
+void apply_gemm_epilogue(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& epilogue);
 
 // Plain loops for any arithmetic type (float64 MatMul/Einsum; small sizes).
 template <class T>

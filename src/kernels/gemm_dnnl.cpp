@@ -1,42 +1,121 @@
-// gemm_f32 on oneDNN's matmul primitive.
+// gemm_f32 / gemm_f32_packed on oneDNN's matmul primitive.
 //
 // Threads: Debian's libdnnl 2.6 is built with the OpenMP CPU runtime
-// (DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP), so its parallelism is the calling
-// thread's OpenMP thread count. Before each execute we set that count to the
-// caller's cap via omp_set_num_threads, looked up at run time from the OpenMP
-// library libdnnl already loads (no extra link flags; per-thread setting, so
-// concurrent sessions with different caps do not interfere).
+// (DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP). Letting it thread meant two sets of
+// threads (OpenMP's team and our ThreadPool) fighting for the cores, and
+// OpenMP's spinning workers made 2 threads 3-10x slower than 1 on a loaded
+// machine. So every primitive here is created and executed with the calling
+// thread's OpenMP thread count set to 1 (omp_set_num_threads, looked up at run
+// time from the libgomp libdnnl already loads; a per-thread setting), and the
+// product is cut into tiles (batch ranges, row blocks, column blocks) that our
+// pool's threads claim. No OpenMP team is ever started by GEMM.
 //
-// Primitive cache: creating a matmul primitive costs far more than a small
-// multiply, so primitives are cached by (shape, strides, transposes) behind a
-// mutex; execution is concurrent (oneDNN primitives are stateless to execute).
+// Primitive cache: creating a matmul primitive costs 0.3-1.3 ms, far more than
+// a small tile, so primitives are cached by (shape, strides, layout, epilogue)
+// behind a mutex; execution is concurrent, with a user-managed scratchpad per
+// thread (the library-managed one is shared by concurrent executions).
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <mutex>
-#include <tuple>
+#include <unordered_map>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "core/thread_pool.h"
 #include "kernels/gemm.h"
 
 static_assert(DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP, "gemm_dnnl.cpp assumes oneDNN's OpenMP runtime; see docs/kernels.md");
 
 namespace glassbox::kernels {
+
+struct PackedGemmB {
+  struct Block {
+    int64_t n0 = 0, n = 0;  // columns [n0, n0 + n)
+    int layout = -1;        // index into the layout table (same desc -> same id)
+    dnnl::memory::desc desc;
+    std::shared_ptr<void> data;  // 64-byte aligned, desc.get_size() bytes
+  };
+  int64_t K = 0, N = 0;
+  std::vector<Block> blocks;
+  int64_t bytes = 0;
+};
+
 namespace {
 
-using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t,
-                       int64_t>;
+using dims = dnnl::memory::dims;
+using dt = dnnl::memory::data_type;
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// The calling thread runs oneDNN single-threaded (see the file comment).
+void single_threaded_onednn() {
+  thread_local bool done = false;
+  if (done) return;
+  using Fn = void (*)(int);
+  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (fn) fn(1);
+  done = true;
+}
+
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+// Per-thread scratchpad, grown on demand.
+void* thread_scratch(size_t bytes) {
+  thread_local std::shared_ptr<void> buf;
+  thread_local size_t size = 0;
+  if (bytes > size) {
+    size = (bytes + 4095) / 4096 * 4096;
+    buf.reset(std::aligned_alloc(64, size), std::free);
+  }
+  return buf.get();
+}
+
+// Per-thread dense output tile for gemm_f32_packed.
+void* thread_tile(size_t bytes) {
+  thread_local std::shared_ptr<void> buf;
+  thread_local size_t size = 0;
+  if (bytes > size) {
+    size = (bytes + 4095) / 4096 * 4096;
+    buf.reset(std::aligned_alloc(64, size), std::free);
+  }
+  return buf.get();
+}
+
+dnnl::memory::desc matrix_desc(int64_t batch, int64_t rows, int64_t cols, bool trans, int64_t ld, int64_t bstride) {
+  // Logical [batch, rows, cols]; stored row-major with leading dim ld, or transposed.
+  dims shape{batch, rows, cols};
+  dims strides = trans ? dims{bstride, 1, ld} : dims{bstride, ld, 1};
+  if (batch == 1) strides[0] = rows * cols;  // unused stride; keep it valid
+  return dnnl::memory::desc(shape, dt::f32, strides);
+}
+
+dnnl::memory::desc matrix2d(int64_t rows, int64_t cols, int64_t ld) {
+  return dnnl::memory::desc(dims{rows, cols}, dt::f32, dims{ld, 1});
+}
 
 struct Entry {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul prim;
+  size_t scratch = 0;
 };
+
+using Key = std::vector<int64_t>;
 
 struct Cache {
   std::mutex mu;
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   std::map<Key, Entry> primitives;
+  std::vector<dnnl::memory::desc> layouts;  // packed weight layouts, interned
 };
 
 Cache& cache() {
@@ -45,43 +124,57 @@ Cache& cache() {
 }
 
 // Bound on cached primitives; dynamic shapes (sequence length) create new ones.
-constexpr size_t kMaxCachedPrimitives = 512;
+constexpr size_t kMaxCachedPrimitives = 2048;
 
-void set_omp_threads(int threads) {
-  using Fn = void (*)(int);
-  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (fn && threads > 0) fn(threads);
-}
-
-dnnl::memory::desc matrix_desc(int64_t batch, int64_t rows, int64_t cols, bool trans, int64_t ld, int64_t bstride) {
-  using dims = dnnl::memory::dims;
-  // Logical [batch, rows, cols]; stored row-major with leading dim ld, or transposed.
-  dims shape{batch, rows, cols};
-  dims strides = trans ? dims{bstride, 1, ld} : dims{bstride, ld, 1};
-  if (batch == 1) strides[0] = rows * cols;  // unused stride; keep it valid
-  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32, strides);
-}
-
-Entry get_primitive(const GemmDesc& d) {
+template <class Make>
+Entry get_primitive(const Key& key, Make make) {
   Cache& c = cache();
-  const Key key{d.batch, d.M, d.N, d.K, d.trans_a, d.trans_b, d.lda, d.ldb, d.ldc, d.stride_a, d.stride_b, d.stride_c};
   std::lock_guard<std::mutex> lock(c.mu);
   auto it = c.primitives.find(key);
   if (it != c.primitives.end()) return it->second;
-  const bool shared_b = d.stride_b == 0 && d.batch > 1;
-  auto a = matrix_desc(d.batch, d.M, d.K, d.trans_a, d.lda, d.stride_a);
-  auto b = matrix_desc(shared_b ? 1 : d.batch, d.K, d.N, d.trans_b, d.ldb, shared_b ? d.K * d.N : d.stride_b);
-  auto cdesc = matrix_desc(d.batch, d.M, d.N, false, d.ldc, d.stride_c);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, cdesc), c.engine);
-  Entry e{pd, dnnl::matmul(pd)};
+  single_threaded_onednn();
+  dnnl::matmul::primitive_desc pd = make();
+  Entry e{pd, dnnl::matmul(pd), pd.scratchpad_desc().get_size()};
   if (c.primitives.size() >= kMaxCachedPrimitives) c.primitives.clear();
   c.primitives.emplace(key, e);
   return e;
 }
 
+dnnl::primitive_attr base_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void execute(const Entry& e, std::unordered_map<int, dnnl::memory> args) {
+  single_threaded_onednn();
+  if (e.scratch) args.insert({DNNL_ARG_SCRATCHPAD, dnnl::memory(e.pd.scratchpad_desc(), engine(), thread_scratch(e.scratch))});
+  dnnl::stream& s = thread_stream();
+  e.prim.execute(s, args);
+  s.wait();
+}
+
+// One product on the calling thread (the unit of parallel work).
+void gemm_tile(const GemmDesc& d, const float* A, const float* B, float* C) {
+  const Key key{d.batch, d.M, d.N, d.K, d.trans_a, d.trans_b, d.lda, d.ldb, d.ldc, d.stride_a, d.stride_b, d.stride_c};
+  const Entry e = get_primitive(key, [&] {
+    const bool shared_b = d.stride_b == 0 && d.batch > 1;
+    auto a = matrix_desc(d.batch, d.M, d.K, d.trans_a, d.lda, d.stride_a);
+    auto b = matrix_desc(shared_b ? 1 : d.batch, d.K, d.N, d.trans_b, d.ldb, shared_b ? d.K * d.N : d.stride_b);
+    auto c = matrix_desc(d.batch, d.M, d.N, false, d.ldc, d.stride_c);
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), base_attr(), engine());
+  });
+  execute(e, {{DNNL_ARG_SRC, dnnl::memory(e.pd.src_desc(), engine(), const_cast<float*>(A))},
+              {DNNL_ARG_WEIGHTS, dnnl::memory(e.pd.weights_desc(), engine(), const_cast<float*>(B))},
+              {DNNL_ARG_DST, dnnl::memory(e.pd.dst_desc(), engine(), C)}});
+}
+
+// Below this many multiply-adds a product runs as one tile: splitting costs more than it saves.
+constexpr double kMinParallelMacs = 1 << 20;
+
 }  // namespace
 
-void gemm_f32(const GemmDesc& d, const float* A, const float* B, float* C, int threads) {
+void gemm_f32(const GemmDesc& d, const float* A, const float* B, float* C, ThreadPool* pool) {
   if (d.batch <= 0 || d.M <= 0 || d.N <= 0) return;
   if (d.K == 0) {  // empty sum
     for (int64_t b = 0; b < d.batch; ++b)
@@ -89,16 +182,163 @@ void gemm_f32(const GemmDesc& d, const float* A, const float* B, float* C, int t
         for (int64_t j = 0; j < d.N; ++j) C[b * d.stride_c + i * d.ldc + j] = 0.f;
     return;
   }
-  const Entry e = get_primitive(d);
-  const auto& pd = e.pd;
+  const double macs = static_cast<double>(d.batch) * d.M * d.N * d.K;
+  if (!pool || pool->size() == 1 || macs < kMinParallelMacs) {
+    gemm_tile(d, A, B, C);
+    return;
+  }
+  if (d.batch >= 2) {  // batch ranges (attention heads)
+    pool->parallel_for(d.batch, 1, [&](int64_t b0, int64_t b1) {
+      GemmDesc t = d;
+      t.batch = b1 - b0;
+      gemm_tile(t, A + b0 * d.stride_a, B + b0 * d.stride_b, C + b0 * d.stride_c);
+    });
+    return;
+  }
+  if (d.N >= 128) {  // column blocks of 64
+    const int64_t blocks = (d.N + 63) / 64;
+    pool->parallel_for(blocks, 1, [&](int64_t j0, int64_t j1) {
+      GemmDesc t = d;
+      const int64_t n0 = j0 * 64, n1 = std::min(d.N, j1 * 64);
+      t.N = n1 - n0;
+      gemm_tile(t, A, B + (d.trans_b ? n0 * d.ldb : n0), C + n0);
+    });
+    return;
+  }
+  const int64_t blocks = (d.M + 15) / 16;  // row blocks of 16
+  pool->parallel_for(blocks, 1, [&](int64_t i0, int64_t i1) {
+    GemmDesc t = d;
+    const int64_t m0 = i0 * 16, m1 = std::min(d.M, i1 * 16);
+    t.M = m1 - m0;
+    gemm_tile(t, A + (d.trans_a ? m0 : m0 * d.lda), B, C + m0 * d.ldc);
+  });
+}
+
+std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool trans_b, int64_t ldb, const float* B,
+                                                   ThreadPool* pool) {
+  auto p = std::make_shared<PackedGemmB>();
+  p->K = K;
+  p->N = N;
+  // Column blocks: multiples of 64 up to 256, at least 3 per thread when N allows, so
+  // the caller can absorb a late worker's share.
+  const int threads = pool ? pool->size() : 1;
+  int64_t nb = 256;
+  while (nb > 64 && (N + nb - 1) / nb < 3 * threads) nb /= 2;
+  for (int64_t n0 = 0; n0 < N; n0 += nb) p->blocks.push_back({n0, std::min(nb, N - n0), -1, {}, {}});
+  // The layout oneDNN wants for this block at a typical row count; products with other
+  // row counts are created with the same weights layout (gemm_f32_packed).
+  constexpr int64_t kLayoutRows = 128;
   Cache& c = cache();
-  dnnl::memory ma(pd.src_desc(), c.engine, const_cast<float*>(A));
-  dnnl::memory mb(pd.weights_desc(), c.engine, const_cast<float*>(B));
-  dnnl::memory mc(pd.dst_desc(), c.engine, C);
-  set_omp_threads(threads);
-  dnnl::stream s(c.engine);
-  e.prim.execute(s, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
-  s.wait();
+  for (auto& blk : p->blocks) {
+    single_threaded_onednn();
+    auto a = matrix2d(kLayoutRows, K, K);
+    auto w_any = dnnl::memory::desc(dims{K, blk.n}, dt::f32, dnnl::memory::format_tag::any);
+    auto cd = matrix2d(kLayoutRows, blk.n, blk.n);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w_any, cd), base_attr(), engine());
+    blk.desc = pd.weights_desc();
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = std::find(c.layouts.begin(), c.layouts.end(), blk.desc);
+    blk.layout = static_cast<int>(it - c.layouts.begin());
+    if (it == c.layouts.end()) c.layouts.push_back(blk.desc);
+  }
+  auto reorder_block = [&](int64_t i0, int64_t i1) {
+    single_threaded_onednn();
+    for (int64_t i = i0; i < i1; ++i) {
+      auto& blk = p->blocks[static_cast<size_t>(i)];
+      const size_t bytes = (blk.desc.get_size() + 63) / 64 * 64;
+      blk.data.reset(std::aligned_alloc(64, bytes), std::free);
+      dnnl::memory::desc src = trans_b ? dnnl::memory::desc(dims{K, blk.n}, dt::f32, dims{1, ldb})
+                                       : dnnl::memory::desc(dims{K, blk.n}, dt::f32, dims{ldb, 1});
+      const float* origin = trans_b ? B + blk.n0 * ldb : B + blk.n0;
+      dnnl::memory from(src, engine(), const_cast<float*>(origin));
+      dnnl::memory to(blk.desc, engine(), blk.data.get());
+      dnnl::stream& s = thread_stream();
+      dnnl::reorder(from, to).execute(s, from, to);
+      s.wait();
+    }
+  };
+  if (pool) pool->parallel_for(static_cast<int64_t>(p->blocks.size()), 1, reorder_block);
+  else reorder_block(0, static_cast<int64_t>(p->blocks.size()));
+  for (const auto& blk : p->blocks) p->bytes += static_cast<int64_t>(blk.desc.get_size());
+  return p;
+}
+
+int64_t packed_gemm_b_bytes(const PackedGemmB& b) { return b.bytes; }
+
+void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& B, float* C, int64_t ldc,
+                     const GemmEpilogue& ep, ThreadPool* pool) {
+  if (M <= 0 || B.N <= 0) return;
+  const int64_t K = B.K;
+  if (lda != K) {  // brgemm needs dense rows; callers pass contiguous activations
+    std::vector<float> dense(static_cast<size_t>(M * K));
+    for (int64_t i = 0; i < M; ++i) std::copy(A + i * lda, A + i * lda + K, dense.begin() + i * K);
+    gemm_f32_packed(M, dense.data(), K, B, C, ldc, ep, pool);
+    return;
+  }
+  // Row blocks for tall products (batched sequences) so tiles stay cache-sized.
+  constexpr int64_t kRowBlock = 256;
+  const int64_t row_blocks = (M + kRowBlock - 1) / kRowBlock;
+  const int64_t col_blocks = static_cast<int64_t>(B.blocks.size());
+  const int act = static_cast<int>(ep.activation);
+  auto tile = [&](int64_t t) {
+    const int64_t rb = t / col_blocks;
+    const auto& blk = B.blocks[static_cast<size_t>(t % col_blocks)];
+    const int64_t m0 = rb * kRowBlock, m = std::min(kRowBlock, M - m0);
+    // brgemm (the fast implementation) needs dense source and destination: a column block
+    // is computed into a dense per-thread tile, then copied into C with the residual added.
+    const bool direct = blk.n == ldc && !ep.residual;
+    float* dst = direct ? C + m0 * ldc : static_cast<float*>(thread_tile(static_cast<size_t>(m * blk.n) * sizeof(float)));
+    const Key key{-1, m, K, blk.n, blk.layout, ep.bias != nullptr, act};
+    const Entry e = get_primitive(key, [&] {
+      dnnl::primitive_attr attr = base_attr();
+      if (ep.activation == GemmActivation::kGeluErf) {
+        dnnl::post_ops po;
+        po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+        attr.set_post_ops(po);
+      }
+      auto bias = ep.bias ? dnnl::memory::desc(dims{1, blk.n}, dt::f32, dims{blk.n, 1}) : dnnl::memory::desc();
+      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(matrix2d(m, K, K), blk.desc, bias, matrix2d(m, blk.n, blk.n)),
+                                          attr, engine());
+    });
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, dnnl::memory(e.pd.src_desc(), engine(), const_cast<float*>(A + m0 * lda))},
+        {DNNL_ARG_WEIGHTS, dnnl::memory(e.pd.weights_desc(), engine(), blk.data.get())},
+        {DNNL_ARG_DST, dnnl::memory(e.pd.dst_desc(), engine(), dst)}};
+    if (ep.bias) args.insert({DNNL_ARG_BIAS, dnnl::memory(e.pd.bias_desc(), engine(), const_cast<float*>(ep.bias + blk.n0))});
+    execute(e, std::move(args));
+    if (direct) return;
+    for (int64_t i = 0; i < m; ++i) {
+      float* out = C + (m0 + i) * ldc + blk.n0;
+      const float* in = dst + i * blk.n;
+      if (ep.residual) {
+        const float* r = ep.residual + (m0 + i) * ep.ld_residual + blk.n0;
+        for (int64_t j = 0; j < blk.n; ++j) out[j] = in[j] + r[j];
+      } else {
+        std::copy(in, in + blk.n, out);
+      }
+    }
+  };
+  const int64_t tiles = row_blocks * col_blocks;
+  if (!pool || pool->size() == 1 || tiles == 1) {
+    for (int64_t t = 0; t < tiles; ++t) tile(t);
+    return;
+  }
+  pool->parallel_for(tiles, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) tile(t);
+  });
+}
+
+void apply_gemm_epilogue(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep) {
+  for (int64_t i = 0; i < M; ++i) {
+    float* c = C + i * ldc;
+    for (int64_t j = 0; j < N; ++j) {
+      float v = c[j];
+      if (ep.bias) v += ep.bias[j];
+      if (ep.activation == GemmActivation::kGeluErf) v = static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+      if (ep.residual) v += ep.residual[i * ep.ld_residual + j];
+      c[j] = v;
+    }
+  }
 }
 
 void gemm_f32_reference(const GemmDesc& d, const float* A, const float* B, float* C) {

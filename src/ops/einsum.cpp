@@ -276,7 +276,7 @@ class EinsumOp final : public Op {
     d.stride_a = M * K;
     d.stride_b = K * N;
     d.stride_c = M * N;
-    if constexpr (std::is_same_v<T, float>) kernels::gemm_f32(d, pa, pb, pc, ctx.pool().size());
+    if constexpr (std::is_same_v<T, float>) kernels::gemm_f32(d, pa, pb, pc, &ctx.pool());
     else kernels::gemm_naive<T>(d, pa, pb, pc);
     if (prod_order != o) {
       std::vector<int64_t> dims;

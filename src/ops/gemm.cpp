@@ -68,7 +68,7 @@ class GemmOp final : public Op {
     d.lda = a->shape()[1];
     d.ldb = b->shape()[1];
     d.ldc = N;
-    kernels::gemm_f32(d, a->data<float>(), b->data<float>(), y->mutable_data<float>(), ctx.pool().size());
+    kernels::gemm_f32(d, a->data<float>(), b->data<float>(), y->mutable_data<float>(), &ctx.pool());
     const float alpha = a_.alpha, beta = a_.beta;
     if (c && beta != 0.f) {
       parallel_binary<float, float, float>(ctx.pool(), *y, *c, *y,

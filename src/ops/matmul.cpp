@@ -10,6 +10,7 @@
 #include "ops/attr_util.h"
 #include "ops/dtype_dispatch.h"
 #include "ops/elementwise.h"
+#include "ops/packed_weights.h"
 
 namespace glassbox::ops {
 namespace {
@@ -60,12 +61,20 @@ class MatMulOp final : public Op {
     const T* pa = a->data<T>();
     const T* pb = b->data<T>();
     T* py = y->mutable_data<T>();
-    const int threads = ctx.pool().size();
+    ThreadPool* pool = &ctx.pool();
     // float32 on oneDNN; other dtypes (rare in models) on plain loops.
-    auto gemm = [threads](const kernels::GemmDesc& g, const T* x, const T* w, T* out) {
-      if constexpr (std::is_same_v<T, float>) kernels::gemm_f32(g, x, w, out, threads);
+    auto gemm = [pool](const kernels::GemmDesc& g, const T* x, const T* w, T* out) {
+      if constexpr (std::is_same_v<T, float>) kernels::gemm_f32(g, x, w, out, pool);
       else kernels::gemm_naive<T>(g, x, w, out);
     };
+    // Linear layer with constant float32 weights: packed once, tiles on the pool.
+    if constexpr (std::is_same_v<T, float>) {
+      if (b->rank() == 2 && ctx.input_is_constant(1) && K > 0 && N > 0 && nba * M > 0) {
+        auto packed = packed_.get(*b, false, *pool);
+        kernels::gemm_f32_packed(nba * M, pa, K, *packed, py, N, {}, pool);
+        return {};
+      }
+    }
     kernels::GemmDesc d;
     d.N = N;
     d.K = K;
@@ -104,6 +113,8 @@ class MatMulOp final : public Op {
     }
     return {};
   }
+
+  PackedWeightsSlot packed_;
 
   static Shape padded(const Shape& s, size_t rank) {
     Shape p(rank - s.size(), 1);

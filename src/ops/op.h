@@ -33,6 +33,9 @@ class ComputeContext {
   // Scratch memory for this compute call only (counted against the memory limit).
   virtual Result<Tensor> allocate_scratch(DataType dtype, const Shape& shape) = 0;
   virtual ThreadPool& pool() = 0;
+  // True when input i is an initializer: the same tensor, unchanged, in every run
+  // of the session, so an op may cache work derived from it (packed weights).
+  virtual bool input_is_constant(size_t) const { return false; }
   // Name and op type of the node, for error messages.
   virtual const std::string& node_name() const = 0;
   // Control flow (If, Loop, Scan): runs the node's graph attribute `attr`, which the

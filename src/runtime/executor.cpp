@@ -140,6 +140,10 @@ class StepContext final : public ops::ComputeContext {
   }
 
   ThreadPool& pool() override { return pool_; }
+  bool input_is_constant(size_t i) const override {
+    return rs_.options->constants_cacheable && i < step_.inputs.size() && step_.inputs[i] >= 0 &&
+           rs_.g->constants[step_.inputs[i]].defined();
+  }
   const std::string& node_name() const override { return step_.node->name; }
 
   Result<std::vector<Tensor>> run_subgraph(const std::string& attr, const std::vector<const Tensor*>& inputs) override {
@@ -157,6 +161,7 @@ class StepContext final : public ops::ComputeContext {
       // The body may use what the run has left; its values are freed when it returns.
       eo.memory_limit_bytes = limit > 0 ? std::max<int64_t>(1, limit - rs_.live_bytes) : 0;
       eo.captures = &captures;
+      eo.constants_cacheable = rs_.options->constants_cacheable;
       auto outs = execute(*sub.body, inputs, pool_, eo, nullptr);
       if (!outs.ok()) return std::move(outs).take_error().with_where(where);
       return outs;

@@ -60,6 +60,9 @@ struct ExecuteOptions {
   MemoryRecord* record = nullptr;          // record allocations to build a plan afterwards
   const NodeObserver* observer = nullptr;  // nullptr or empty = no observer
   const std::vector<const Tensor*>* captures = nullptr;  // subgraph runs: one per CompiledGraph::capture_ids
+  // Tell ops which inputs are initializers (ComputeContext::input_is_constant), so they may
+  // cache work derived from them; off = every op takes its plain path (kernel variant packed_weights).
+  bool constants_cacheable = false;
 };
 
 // Runs the graph; `inputs` are in model input order. Returns graph outputs in

@@ -75,6 +75,7 @@ class SessionImpl {
   std::unique_ptr<ThreadPool> pool;
   std::shared_ptr<runtime::CompiledGraph> base;  // compiled load-time graph
   NodeObserver observer;
+  bool packed_weights = false;  // kernel variant "packed_weights" is on
 
   std::mutex cache_mu;
   std::list<std::pair<std::vector<Shape>, std::shared_ptr<Plan>>> cache;  // most recent first
@@ -224,6 +225,10 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
     impl->outputs.push_back(to_spec(vi));
   }
   impl->pool = std::make_unique<ThreadPool>(impl->options.threads);
+  {
+    std::set<std::string> disabled(options.disabled_passes.begin(), options.disabled_passes.end());
+    impl->packed_weights = graph::passes::variant_enabled("packed_weights", impl->options.opt_level, disabled);
+  }
   // Refuse unsupported ops before any pass runs, so the error names the node as written.
   GB_ASSIGN_OR_RETURN(auto as_written, runtime::compile_graph(m.graph, impl->opset));
   if (impl->options.opt_level == 0) {
@@ -258,6 +263,7 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   runtime::ExecuteOptions eo;
   eo.memory_limit_bytes = impl_->options.memory_limit_bytes;
   eo.observer = impl_->observer ? &impl_->observer : nullptr;
+  eo.constants_cacheable = impl_->packed_weights;
   std::shared_ptr<const runtime::MemoryPlan> memory;
   runtime::MemoryRecord record;
   if (impl_->options.use_memory_plan) {

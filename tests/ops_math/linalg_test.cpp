@@ -90,7 +90,8 @@ TEST(GemmKernel, DnnlMatchesReferenceWithStrides) {
   d.stride_a = d.M * d.lda; d.stride_b = 0; d.stride_c = d.M * d.ldc;
   Tensor a = random_f32({d.batch * d.stride_a}, 3), b = random_f32({d.N * d.ldb}, 4);
   std::vector<float> c1(d.batch * d.stride_c, 0.f), c2 = c1;
-  kernels::gemm_f32(d, a.data<float>(), b.data<float>(), c1.data(), 2);
+  ThreadPool pool(2);
+  kernels::gemm_f32(d, a.data<float>(), b.data<float>(), c1.data(), &pool);
   kernels::gemm_f32_reference(d, a.data<float>(), b.data<float>(), c2.data());
   for (size_t i = 0; i < c1.size(); ++i) ASSERT_NEAR(c1[i], c2[i], 1e-4) << i;
 }
@@ -203,7 +204,7 @@ TEST(ArgMax, TiesAndSelectLast) {
 namespace glassbox::ops::testing {
 namespace {
 
-// gemm_dnnl.cpp caps oneDNN's OpenMP threads through omp_set_num_threads found
+// gemm_dnnl.cpp runs oneDNN single-threaded through omp_set_num_threads found
 // at run time; if libdnnl ever stops loading an OpenMP runtime, this says so.
 TEST(GemmKernel, OpenMpThreadCapIsReachable) {
   EXPECT_NE(dlsym(RTLD_DEFAULT, "omp_set_num_threads"), nullptr);
@@ -212,7 +213,7 @@ TEST(GemmKernel, OpenMpThreadCapIsReachable) {
   d.M = 4; d.N = 3; d.K = 2; d.lda = 2; d.ldb = 3; d.ldc = 3;
   const float a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[6] = {1, 0, 0, 0, 1, 0};
   float c[12];
-  kernels::gemm_f32(d, a, b, c, 1);
+  kernels::gemm_f32(d, a, b, c, nullptr);
   EXPECT_EQ(c[3], 3.f);
   EXPECT_EQ(c[4], 4.f);
   EXPECT_EQ(c[5], 0.f);

@@ -123,7 +123,8 @@ TEST(Passes, UnknownPassNameIsAnError) {
 TEST(Passes, NamesAreListed) {
   std::set<std::string> names;
   for (const auto& p : graph_pass_names()) names.insert(p.name);
-  EXPECT_EQ(names, (std::set<std::string>{"identity_removal", "shape_folding", "constant_folding", "dead_node_elimination"}));
+  EXPECT_EQ(names, (std::set<std::string>{"identity_removal", "shape_folding", "constant_folding", "dead_node_elimination",
+                                                    "packed_weights"}));
 }
 
 }  // namespace

@@ -12,6 +12,8 @@ constexpr PassEntry kPasses[] = {
     {"shape_folding", 2, "replaces Shape/Size of values whose shape is known (statically or from the run's input shapes) by constants", &shape_folding},
     {"constant_folding", 1, "evaluates nodes whose inputs are all constants once, at load, and stores the results as initializers", &constant_folding},
     {"dead_node_elimination", 1, "removes nodes none of whose outputs reach a graph output", &dead_node_elimination},
+    // Runtime kernel variants: no graph rewrite (run == nullptr), switched by the same names.
+    {"packed_weights", 1, "kernel variant: MatMul (and the fused MatMul ops) pack constant float32 weights once (lazily, at the first run) into oneDNN's blocked layout; costs one extra copy of those weights", nullptr},
 };
 
 void collect_graph_names(const Graph& g, std::set<std::string>& used) {
@@ -22,6 +24,12 @@ void collect_graph_names(const Graph& g, std::set<std::string>& used) {
 }  // namespace
 
 std::span<const PassEntry> all_passes() { return kPasses; }
+
+bool variant_enabled(const char* name, int opt_level, const std::set<std::string>& disabled) {
+  for (const auto& p : kPasses)
+    if (std::string(p.name) == name) return p.level <= opt_level && !disabled.count(p.name);
+  return false;
+}
 
 bool is_pass_name(const std::string& name) {
   for (const auto& p : kPasses)
@@ -58,7 +66,7 @@ std::set<std::string> names_used_in_subgraphs(const Graph& graph) {
 
 Status run_passes(Graph& graph, int opt_level, const std::set<std::string>& disabled, PassContext& ctx) {
   for (const auto& p : kPasses) {
-    if (p.level > opt_level || disabled.count(p.name)) continue;
+    if (!p.run || p.level > opt_level || disabled.count(p.name)) continue;
     Status s = p.run(graph, ctx, p.name);
     if (!s.ok()) return std::move(s).take_error().with_where(std::string("graph pass ") + p.name);
   }

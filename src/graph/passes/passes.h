@@ -35,12 +35,14 @@ struct PassEntry {
   const char* name;
   int level;         // runs when opt_level >= level
   const char* what;  // one line for docs and --help
-  PassFn run;
+  PassFn run;        // nullptr: a runtime kernel variant, switched by name like a pass
 };
 
 // Every pass, in the order run_passes applies them.
 std::span<const PassEntry> all_passes();
 bool is_pass_name(const std::string& name);
+// Whether the pass or kernel variant `name` is on at this level with these names disabled.
+bool variant_enabled(const char* name, int opt_level, const std::set<std::string>& disabled);
 
 // Runs the passes with level <= opt_level whose names are not in `disabled`.
 Status run_passes(Graph& graph, int opt_level, const std::set<std::string>& disabled, PassContext& ctx);

@@ -1,0 +1,35 @@
+#include "ops/packed_weights.h"
+
+#include <map>
+#include <tuple>
+
+namespace glassbox::ops {
+namespace {
+
+struct Entry {
+  std::weak_ptr<Buffer> buffer;
+  std::weak_ptr<const kernels::PackedGemmB> packed;
+};
+
+using Key = std::tuple<const Buffer*, size_t, int64_t, int64_t, bool>;
+
+}  // namespace
+
+std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool trans_b, ThreadPool& pool) {
+  static std::mutex mu;
+  static std::map<Key, Entry> registry;
+  const int64_t K = trans_b ? b.shape()[1] : b.shape()[0];
+  const int64_t N = trans_b ? b.shape()[0] : b.shape()[1];
+  const Key key{b.buffer().get(), b.byte_offset(), K, N, trans_b};
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto it = registry.begin(); it != registry.end();)  // drop packings nobody holds any more
+    it = it->second.packed.expired() || it->second.buffer.expired() ? registry.erase(it) : std::next(it);
+  auto it = registry.find(key);
+  if (it != registry.end() && it->second.buffer.lock() == b.buffer())
+    if (auto p = it->second.packed.lock()) return p;
+  auto p = kernels::pack_gemm_b_f32(K, N, trans_b, trans_b ? K : N, b.data<float>(), &pool);
+  registry[key] = Entry{b.buffer(), p};
+  return p;
+}
+
+}  // namespace glassbox::ops

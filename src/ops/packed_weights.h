@@ -1,0 +1,42 @@
+// Constant GEMM weights packed once and shared. An op asks for the packed form
+// of an initializer; the first ask packs it (lazily, at the first run, so load
+// stays fast), later asks from any op instance of any compiled graph of the
+// session (per-shape specializations included) get the same packing.
+// Keyed by the tensor's storage (Buffer identity held as weak_ptr, so a freed
+// and reused address is never mistaken for the old weights); the packing lives
+// as long as some op holds it.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "core/thread_pool.h"
+#include "glassbox/tensor.h"
+#include "kernels/gemm.h"
+
+namespace glassbox::ops {
+
+// b: float32 [K, N] (trans_b = false) or [N, K] (trans_b = true), an initializer.
+std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool trans_b, ThreadPool& pool);
+
+// One op's handle: remembers the packing of the weights it was first given.
+class PackedWeightsSlot {
+ public:
+  std::shared_ptr<const kernels::PackedGemmB> get(const Tensor& b, bool trans_b, ThreadPool& pool) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!packed_ || buffer_.lock() != b.buffer() || offset_ != b.byte_offset()) {
+      packed_ = packed_weights(b, trans_b, pool);
+      buffer_ = b.buffer();
+      offset_ = b.byte_offset();
+    }
+    return packed_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<const kernels::PackedGemmB> packed_;
+  mutable std::weak_ptr<Buffer> buffer_;
+  mutable size_t offset_ = 0;
+};
+
+}  // namespace glassbox::ops
