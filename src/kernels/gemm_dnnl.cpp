@@ -55,14 +55,12 @@ dnnl::engine& engine() {
   return e;
 }
 
-// The calling thread runs oneDNN single-threaded (see the file comment).
+// The calling thread runs oneDNN single-threaded (see the file comment). Set on every
+// call: conv_dnnl.cpp sets the same per-thread count to the pool size.
 void single_threaded_onednn() {
-  thread_local bool done = false;
-  if (done) return;
   using Fn = void (*)(int);
   static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
   if (fn) fn(1);
-  done = true;
 }
 
 dnnl::stream& thread_stream() {
