@@ -48,7 +48,8 @@ void matmul_nt(const float* x, const float* w, float* y, int64_t M, int64_t N, i
   g.lda = K;
   g.ldb = K;
   g.ldc = ldy;
-  gemm_f32(g, x, w, y, threads);
+  (void)threads;  // GEMM threads come from a ThreadPool now (kernels/gemm.h); RNN steps run on the calling thread
+  gemm_f32(g, x, w, y, nullptr);
 }
 
 }  // namespace

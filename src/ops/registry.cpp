@@ -3,6 +3,9 @@
 #include "ops/op.h"
 
 #include <algorithm>
+#include <string_view>
+
+#include "graph/passes/pattern.h"
 
 namespace glassbox::ops {
 
@@ -54,8 +57,41 @@ bool is_supported(const std::string& domain, const std::string& op_type, int64_t
 
 namespace glassbox::ops {
 
+#define INTERNAL_OP(name) Result<std::unique_ptr<Op>> create_internal_##name(const graph::Node& node);
+#include "ops/internal_ops.inc"
+#undef INTERNAL_OP
+
+namespace {
+
+// Domain of the runtime's internal ops (ops/internal_ops.inc), produced by fusion passes.
+constexpr const char* kInternalOpDomain = "glassbox";
+static_assert(std::string_view(kInternalOpDomain) == std::string_view(graph::passes::kInternalDomain),
+              "the passes and the op registry must agree on the internal domain");
+
+struct InternalEntry {
+  const char* op_type;
+  Result<std::unique_ptr<Op>> (*create)(const graph::Node&);
+};
+
+constexpr InternalEntry kInternal[] = {
+#define INTERNAL_OP(name) {#name, &create_internal_##name},
+#include "ops/internal_ops.inc"
+#undef INTERNAL_OP
+};
+
+}  // namespace
+
 Result<std::unique_ptr<Op>> create_op(const graph::Node& node, int64_t opset) {
   const std::string where = "node '" + node.name + "' (" + node.op_type + ", opset " + std::to_string(opset) + ")";
+  if (node.domain == kInternalOpDomain) {
+    for (const auto& f : kInternal)
+      if (node.op_type == f.op_type) {
+        auto op = f.create(node);
+        if (!op.ok()) return std::move(op).take_error().with_where(where);
+        return op;
+      }
+    return make_error(ErrorCode::kUnsupported, "internal op '" + node.op_type + "' does not exist", where);
+  }
   if (!(node.domain.empty() || node.domain == "ai.onnx"))
     return make_error(ErrorCode::kUnsupported, "operator domain '" + node.domain + "' is not supported", where,
                       "glassbox runs ai.onnx operators only; re-export without custom/contrib ops");

@@ -229,6 +229,11 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
     std::set<std::string> disabled(options.disabled_passes.begin(), options.disabled_passes.end());
     impl->packed_weights = graph::passes::variant_enabled("packed_weights", impl->options.opt_level, disabled);
   }
+  // The internal domain is the fusion passes' own; a model file may not use it.
+  for (const auto& n : m.graph.nodes)
+    if (n.domain == "glassbox")
+      return make_error(ErrorCode::kUnsupported, "operator domain 'glassbox' is internal to the runtime",
+                        "node '" + n.name + "' (" + n.op_type + ")", "re-export the model with ai.onnx operators");
   // Refuse unsupported ops before any pass runs, so the error names the node as written.
   GB_ASSIGN_OR_RETURN(auto as_written, runtime::compile_graph(m.graph, impl->opset));
   if (impl->options.opt_level == 0) {

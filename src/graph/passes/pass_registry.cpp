@@ -5,12 +5,17 @@ namespace glassbox::graph::passes {
 namespace {
 
 // Order matters: Identity removal exposes chains, shape folding turns Shape nodes
-// into constants that constant folding then propagates, and dead-node
-// elimination sweeps whatever the folds left without consumers.
+// into constants that constant folding then propagates (the fusions need their
+// scalars and weights as initializers), GELU is one node before the MatMul
+// epilogue fusion looks for it, and dead-node elimination sweeps whatever the
+// folds left without consumers.
 constexpr PassEntry kPasses[] = {
     {"identity_removal", 1, "removes Identity nodes, rewiring consumers to the Identity's input", &identity_removal},
     {"shape_folding", 2, "replaces Shape/Size of values whose shape is known (statically or from the run's input shapes) by constants", &shape_folding},
     {"constant_folding", 1, "evaluates nodes whose inputs are all constants once, at load, and stores the results as initializers", &constant_folding},
+    {"gelu_fusion", 2, "Div/Erf/Add/Mul/Mul (GELU, erf form) -> one glassbox::Gelu node", &gelu_fusion},
+    {"matmul_epilogue_fusion", 2, "MatMul with constant weights + bias Add [+ Gelu] [+ residual Add] -> glassbox::FusedMatMul (epilogue fused into the GEMM)", &matmul_epilogue_fusion},
+    {"layer_norm_fusion", 2, "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add (torch.onnx LayerNorm, last axis) -> glassbox::LayerNorm", &layer_norm_fusion},
     {"dead_node_elimination", 1, "removes nodes none of whose outputs reach a graph output", &dead_node_elimination},
     // Runtime kernel variants: no graph rewrite (run == nullptr), switched by the same names.
     {"packed_weights", 1, "kernel variant: MatMul (and the fused MatMul ops) pack constant float32 weights once (lazily, at the first run) into oneDNN's blocked layout; costs one extra copy of those weights", nullptr},

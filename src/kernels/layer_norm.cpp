@@ -1,0 +1,76 @@
+#include "kernels/layer_norm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/thread_pool.h"
+#include "kernels/vmath.h"
+
+namespace glassbox::kernels {
+namespace {
+
+constexpr int kLanes = 16;
+
+float lane_sum(const float* x, int64_t n, float shift) {
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] += x[i + l] - shift;
+  float s = 0;
+  for (; i < n; ++i) s += x[i] - shift;
+  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  return s;
+}
+
+float lane_sq_sum(const float* x, int64_t n, float mean) {
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const float d = x[i + l] - mean;
+      acc[l] += d * d;
+    }
+  float s = 0;
+  for (; i < n; ++i) s += (x[i] - mean) * (x[i] - mean);
+  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  return s;
+}
+
+}  // namespace
+
+void layer_norm_rows_f32(int64_t rows, int64_t cols, const float* x, const float* gamma, const float* beta, float eps,
+                         float* y, ThreadPool* pool) {
+  if (cols <= 0) return;
+  auto body = [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * cols;
+      float* yr = y + r * cols;
+      // Shifting by the first element keeps the sum small when the row has a large offset.
+      const float shift = xr[0];
+      const float mean = shift + lane_sum(xr, cols, shift) / static_cast<float>(cols);
+      const float var = lane_sq_sum(xr, cols, mean) / static_cast<float>(cols);
+      const float inv = 1.f / std::sqrt(var + eps);
+      for (int64_t i = 0; i < cols; ++i) yr[i] = (xr[i] - mean) * inv * gamma[i] + beta[i];
+    }
+  };
+  const int64_t grain = std::max<int64_t>(1, 16384 / cols);
+  if (pool && rows > grain) pool->parallel_for(rows, grain, body);
+  else body(0, rows);
+}
+
+void gelu_erf_f32(const float* x, float* y, int64_t n, ThreadPool* pool) {
+  auto body = [&](int64_t b, int64_t e) {
+    constexpr int64_t kBlock = 1024;  // erf into a stack block, then combine: one pass over y
+    float t[kBlock];
+    for (int64_t s = b; s < e; s += kBlock) {
+      const int64_t m = std::min(kBlock, e - s);
+      for (int64_t i = 0; i < m; ++i) t[i] = x[s + i] * 0.70710678118654752f;
+      verf_f32(t, t, m);
+      for (int64_t i = 0; i < m; ++i) y[s + i] = 0.5f * x[s + i] * (1.f + t[i]);
+    }
+  };
+  if (pool && n > 32768) pool->parallel_for(n, 32768, body);
+  else body(0, n);
+}
+
+}  // namespace glassbox::kernels

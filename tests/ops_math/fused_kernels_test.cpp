@@ -1,0 +1,48 @@
+// Kernels of the internal fused ops against references: layer_norm_rows_f32 vs
+// norm.h's double-accumulating layer_norm_f32, gelu_erf_f32 vs libm erf. Odd
+// widths (tails of the 16-lane loops), one row, a large row offset.
+#include <cmath>
+
+#include "core/thread_pool.h"
+#include "kernels/layer_norm.h"
+#include "kernels/norm.h"
+#include "test_util.h"
+
+namespace glassbox::ops::testing {
+namespace {
+
+TEST(FusedKernels, LayerNormRowsMatchesReference) {
+  ThreadPool pool(3);
+  uint32_t seed = 5;
+  for (int64_t rows : {1, 3, 300})
+    for (int64_t cols : {1, 15, 16, 17, 384, 769}) {
+      for (float offset : {0.f, 1000.f}) {
+        Tensor x = random_f32({rows * cols}, seed++), g = random_f32({cols}, seed++), b = random_f32({cols}, seed++);
+        float* px = x.mutable_data<float>();
+        for (int64_t i = 0; i < rows * cols; ++i) px[i] += offset;
+        std::vector<float> got(rows * cols), want(rows * cols);
+        kernels::layer_norm_rows_f32(rows, cols, px, g.data<float>(), b.data<float>(), 1e-5f, got.data(), &pool);
+        kernels::layer_norm_f32(rows, cols, px, g.data<float>(), false, b.data<float>(), false, 1e-5f, want.data(),
+                                nullptr, nullptr, nullptr);
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], want[i], 2e-4 * (1 + std::fabs(want[i]))) << rows << "x" << cols << " offset " << offset << " at " << i;
+      }
+    }
+}
+
+TEST(FusedKernels, GeluErfMatchesLibm) {
+  ThreadPool pool(2);
+  for (int64_t n : {1, 7, 1025, 70001}) {
+    Tensor x = random_f32({n}, static_cast<uint32_t>(n), -8.f, 8.f);
+    std::vector<float> y(n);
+    kernels::gelu_erf_f32(x.data<float>(), y.data(), n, &pool);
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = x.data<float>()[i];
+      const double want = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      ASSERT_NEAR(y[i], want, 1e-5 * (1 + std::fabs(want))) << "n " << n << " x " << v;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace glassbox::ops::testing
