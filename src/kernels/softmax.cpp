@@ -10,21 +10,49 @@ namespace glassbox::kernels {
 
 namespace {
 
+// Max and sum in 16 independent lanes: GCC vectorizes these (a single running
+// max/sum is a serial dependency it may not reorder). NaN compares false, so it
+// is skipped by the max exactly as in a sequential scan.
+constexpr int kLanes = 16;
+
+float row_max(const float* x, int64_t n) {
+  float acc[kLanes];
+  for (int l = 0; l < kLanes; ++l) acc[l] = -std::numeric_limits<float>::infinity();
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] = x[k + l] > acc[l] ? x[k + l] : acc[l];
+  float m = -std::numeric_limits<float>::infinity();
+  for (; k < n; ++k) m = x[k] > m ? x[k] : m;
+  for (int l = 0; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
+  return m;
+}
+
+float row_sum(const float* y, int64_t n) {
+  float acc[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] += y[k + l];
+  float s = 0.f;
+  for (; k < n; ++k) s += y[k];
+  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  return s;
+}
+
 // Contiguous row (inner == 1): the hot case for attention.
 void softmax_row(const float* x, float* y, int64_t n, SoftmaxKind kind) {
-  float m = -std::numeric_limits<float>::infinity();
-  int64_t arg = 0;
-  for (int64_t k = 0; k < n; ++k)
-    if (x[k] > m) { m = x[k]; arg = k; }
   if (kind == SoftmaxKind::kHardmax) {
+    float m = -std::numeric_limits<float>::infinity();
+    int64_t arg = 0;
+    for (int64_t k = 0; k < n; ++k)
+      if (x[k] > m) { m = x[k]; arg = k; }
     for (int64_t k = 0; k < n; ++k) y[k] = k == arg ? 1.f : 0.f;
     return;
   }
+  float m = row_max(x, n);
   if (std::isinf(m) && m < 0) m = 0;  // all -inf row: avoid inf - inf
   for (int64_t k = 0; k < n; ++k) y[k] = x[k] - m;
   vexp_f32(y, y, n);
-  float sum = 0.f;
-  for (int64_t k = 0; k < n; ++k) sum += y[k];
+  const float sum = row_sum(y, n);
   if (kind == SoftmaxKind::kSoftmax) {
     const float inv = 1.f / sum;
     for (int64_t k = 0; k < n; ++k) y[k] *= inv;
@@ -50,6 +78,15 @@ void softmax_f32(const float* x, float* y, int64_t n, int64_t inner, int64_t beg
     softmax_row(row.data(), out.data(), n, kind);
     for (int64_t k = 0; k < n; ++k) q[k * inner] = out[k];
   }
+}
+
+void scaled_masked_softmax_row_f32(const float* x, const float* mask, int64_t mask_stride, float* y, int64_t n,
+                                   float scale) {
+  if (mask_stride == 1)
+    for (int64_t k = 0; k < n; ++k) y[k] = x[k] * scale + mask[k];
+  else
+    for (int64_t k = 0; k < n; ++k) y[k] = x[k] * scale + mask[0];
+  softmax_row(y, y, n, SoftmaxKind::kSoftmax);
 }
 
 void softmax_f32_reference(const float* x, float* y, int64_t outer, int64_t n, int64_t inner, SoftmaxKind kind) {

@@ -13,6 +13,11 @@ enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 void softmax_f32(const float* x, float* y, int64_t n, int64_t inner, int64_t begin, int64_t end, SoftmaxKind kind);
 
 // Scalar reference (double accumulation), for tests.
+// One row of glassbox::ScaledMaskedSoftmax: y = softmax(x * scale + mask) over n
+// elements; mask_stride 1 (a mask row) or 0 (one mask value for the row).
+void scaled_masked_softmax_row_f32(const float* x, const float* mask, int64_t mask_stride, float* y, int64_t n,
+                                   float scale);
+
 void softmax_f32_reference(const float* x, float* y, int64_t outer, int64_t n, int64_t inner, SoftmaxKind kind);
 
 }  // namespace glassbox::kernels

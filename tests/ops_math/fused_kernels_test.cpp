@@ -6,6 +6,7 @@
 #include "core/thread_pool.h"
 #include "kernels/layer_norm.h"
 #include "kernels/norm.h"
+#include "test_context.h"
 #include "test_util.h"
 
 namespace glassbox::ops::testing {
@@ -41,6 +42,41 @@ TEST(FusedKernels, GeluErfMatchesLibm) {
       const double want = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
       ASSERT_NEAR(y[i], want, 1e-5 * (1 + std::fabs(want))) << "n " << n << " x " << v;
     }
+  }
+}
+
+}  // namespace
+}  // namespace glassbox::ops::testing
+
+namespace glassbox::ops::testing {
+namespace {
+
+// glassbox::ScaledMaskedSoftmax against scale, broadcast add and softmax done naively,
+// for masks broadcasting along every kind of axis (incl. a single value per row).
+TEST(FusedKernels, ScaledMaskedSoftmaxBroadcastsTheMask) {
+  const Shape scores{2, 3, 5, 7};
+  const std::vector<Shape> masks = {{2, 1, 1, 7}, {7}, {1}, {3, 1, 7}, {2, 3, 5, 1}, {2, 3, 5, 7}};
+  Tensor x = random_f32(scores, 41, -4.f, 4.f);
+  for (const Shape& ms : masks) {
+    Tensor mask = random_f32(ms, 42, -10.f, 0.f);
+    auto node = NodeBuilder("ScaledMaskedSoftmax", 2).f("scale", 0.125f).node;
+    node.domain = "glassbox";
+    auto out = run_op(node, 14, {&x, &mask}, 2);
+    ASSERT_TRUE(out.ok()) << out.error().to_string();
+    std::vector<float> want(x.numel());
+    const int64_t n = scores.back();
+    for (int64_t row = 0; row < x.numel() / n; ++row) {
+      std::vector<double> t(n);
+      double m = -1e300, sum = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        t[k] = 0.125 * x.data<float>()[row * n + k] + mask.data<float>()[bcast_index(scores, ms, row * n + k)];
+        m = std::max(m, t[k]);
+      }
+      for (int64_t k = 0; k < n; ++k) sum += std::exp(t[k] - m);
+      for (int64_t k = 0; k < n; ++k) want[row * n + k] = float(std::exp(t[k] - m) / sum);
+    }
+    SCOPED_TRACE("mask " + shape_to_string(ms));
+    expect_close((*out)[0], want, 1e-5f, 1e-6f);
   }
 }
 

@@ -57,6 +57,7 @@ TEST(Fusion, EveryPassAndVariantMatchesLevelZeroOnAwkwardShapes) {
                                          {"no gelu_fusion", {"gelu_fusion"}},
                                          {"no matmul_epilogue_fusion", {"matmul_epilogue_fusion"}},
                                          {"no layer_norm_fusion", {"layer_norm_fusion"}},
+                                         {"no attention_softmax_fusion", {"attention_softmax_fusion"}},
                                          {"no packed_weights", {"packed_weights"}}};
   struct ShapeCase {
     int64_t batch, seq;
@@ -108,8 +109,9 @@ TEST(Fusion, PatternsOfTheOpset14ExportAllFire) {
   EXPECT_EQ(fired["gelu_fusion"], 2);
   EXPECT_EQ(fired["matmul_epilogue_fusion"], 12);
   EXPECT_EQ(fired["layer_norm_fusion"], 5);
+  EXPECT_EQ(fired["attention_softmax_fusion"], 2);
   SessionOptions off;
-  off.disabled_passes = {"gelu_fusion", "matmul_epilogue_fusion", "layer_norm_fusion"};
+  off.disabled_passes = {"gelu_fusion", "matmul_epilogue_fusion", "layer_norm_fusion", "attention_softmax_fusion"};
   auto plain = Session::load(model_path("bert_tiny_op14"), off);
   ASSERT_TRUE(plain.ok());
   EXPECT_LT(s->node_count() + 50, plain->node_count());
