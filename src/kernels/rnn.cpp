@@ -34,7 +34,8 @@ int64_t recurrent_scratch_floats(const RecurrentDesc& d) {
 namespace {
 
 // y[M, N] (rows ldy apart) = x[M, K] * w[N, K]^T.
-void matmul_nt(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K, int64_t ldy, int threads) {
+void matmul_nt(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K, int64_t ldy,
+               ThreadPool* pool) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < M; ++i) std::fill(y + i * ldy, y + i * ldy + N, 0.f);
@@ -48,15 +49,14 @@ void matmul_nt(const float* x, const float* w, float* y, int64_t M, int64_t N, i
   g.lda = K;
   g.ldb = K;
   g.ldc = ldy;
-  (void)threads;  // GEMM threads come from a ThreadPool now (kernels/gemm.h); RNN steps run on the calling thread
-  gemm_f32(g, x, w, y, nullptr);
+  gemm_f32(g, x, w, y, pool);
 }
 
 }  // namespace
 
 void recurrent_f32(const RecurrentDesc& d, const float* X, const float* W, const float* R, const float* B,
                    const float* P, const int32_t* seq_lens, const float* h0, const float* c0, float* Y, float* Y_h,
-                   float* Y_c, float* scratch, int threads) {
+                   float* Y_c, float* scratch, ThreadPool* pool) {
   const int64_t H = d.hidden, G = recurrent_gates(d.cell), GH = G * H, nb = d.batch, T = d.seq, nd = d.num_directions;
   const bool gru = d.cell == RecurrentCell::kGru, lstm = d.cell == RecurrentCell::kLstm;
   float* xw = scratch;
@@ -78,7 +78,7 @@ void recurrent_f32(const RecurrentDesc& d, const float* X, const float* W, const
 
   // Input projection for all steps, plus the biases that simply add up. The
   // GRU h gate with linear_before_reset keeps R_bh apart (it is scaled by r).
-  matmul_nt(X, W, xw, T * nb, GH, d.input, GH, threads);
+  matmul_nt(X, W, xw, T * nb, GH, d.input, GH, pool);
   if (B) {
     for (int64_t r = 0; r < T * nb; ++r)
       for (int64_t k = 0; k < GH; ++k) {
@@ -101,14 +101,14 @@ void recurrent_f32(const RecurrentDesc& d, const float* X, const float* W, const
     auto active = [&](int64_t b) { return t < (seq_lens ? seq_lens[b] : T); };
     // GRU without linear_before_reset multiplies R_h by r (.) H_{t-1}: only z and r here.
     const int64_t n_rec = gru && !d.linear_before_reset ? 2 * H : GH;
-    matmul_nt(h, R, hr, nb, n_rec, H, GH, threads);
+    matmul_nt(h, R, hr, nb, n_rec, H, GH, nullptr);
     if (gru && !d.linear_before_reset) {
       for (int64_t b = 0; b < nb; ++b)
         for (int64_t j = 0; j < H; ++j) {
           const float r = f(xw[xrow(t, b) * GH + H + j] + hr[b * GH + H + j]);
           rh[b * H + j] = active(b) ? r * h[b * H + j] : 0.f;
         }
-      matmul_nt(rh, R + 2 * H * H, rhr, nb, H, H, H, threads);
+      matmul_nt(rh, R + 2 * H * H, rhr, nb, H, H, H, nullptr);
     }
     for (int64_t b = 0; b < nb; ++b) {
       float* hb = h + b * H;

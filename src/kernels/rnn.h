@@ -9,6 +9,10 @@
 
 #include <cstdint>
 
+namespace glassbox {
+class ThreadPool;
+}
+
 namespace glassbox::kernels {
 
 enum class RecurrentCell { kRnn, kGru, kLstm };
@@ -50,9 +54,10 @@ int64_t recurrent_scratch_floats(const RecurrentDesc& d);
 // Y, Y_h, Y_c (full output tensors, nullptr when not wanted) get this
 // direction's part; Y is zero past each batch entry's length. Every seq_lens
 // value must lie in [0, seq] (the caller checks). Entries of length 0 keep
-// their initial state.
+// their initial state. The input projection (all steps at once) runs on `pool`
+// (nullptr: calling thread); the small per-step products run on the calling thread.
 void recurrent_f32(const RecurrentDesc& d, const float* X, const float* W, const float* R, const float* B,
                    const float* P, const int32_t* seq_lens, const float* h0, const float* c0, float* Y, float* Y_h,
-                   float* Y_c, float* scratch, int threads);
+                   float* Y_c, float* scratch, ThreadPool* pool);
 
 }  // namespace glassbox::kernels

@@ -181,7 +181,7 @@ Status run_recurrent(ComputeContext& ctx, RecurrentCell cell, const RecurrentAtt
                            b ? b->data<float>() + dir * 2 * GH : nullptr, p ? p->data<float>() + dir * 3 * H : nullptr,
                            lens ? seq_lens.data() : nullptr, h0 ? h0->data<float>() : nullptr,
                            c0 ? c0->data<float>() : nullptr, out[0], out[1], out[2], scratch.mutable_data<float>(),
-                           ctx.pool().size());
+                           &ctx.pool());
   }
   return Status::ok_status();
 }
