@@ -95,6 +95,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--sweep", a->sweep, "'opt-level': measure at every level and show the deviation from level 0 (default: off)");
   cmd->add_option("--output-dir", a->output_dir,
                   "write the last timed run's outputs there as output_<i>.npy (default: not written)");
+  cmd->add_flag("--check-numerics", a->bench.check_numerics,
+                 "time the runs with the NaN/Inf checker of `run --check-numerics` attached, to measure its cost "
+                 "(default: off)");
   cmd->add_flag("--json", a->json, "print the stable JSON report (schema glassbox.bench/1; default: text)");
   cmd->callback([a] { bench_command(*a); });
 }

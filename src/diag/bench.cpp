@@ -1,5 +1,7 @@
 #include "diag/bench.h"
 
+#include "runtime/numerics.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -128,6 +130,8 @@ Result<BenchResult> bench_model(const std::string& model, const SessionOptions& 
   t0 = Clock::now();
   GB_ASSIGN_OR_RETURN(auto first, session.run(inputs, &stats));
   r.first_run_ms = ms_since(t0);
+  r.check_numerics = bench.check_numerics;
+  if (bench.check_numerics) session.set_observer(runtime::make_numerics_checker());
   for (int i = 0; i < bench.warmup; ++i) GB_RETURN_IF_ERROR(session.run(inputs, &stats).status());
   r.repeat = bench.repeat;
   r.warmup = bench.warmup;
@@ -153,6 +157,7 @@ Result<BenchResult> bench_model(const std::string& model, const SessionOptions& 
     r.mean = sum / r.latencies_ms.size();
   }
 
+  session.set_observer(nullptr);
   // Profile in separate observed runs so observer cost never leaks into the latencies above.
   std::map<std::string, OpTime> per_op;
   double flops = 0;
@@ -196,6 +201,7 @@ nlohmann::ordered_json bench_to_json(const BenchResult& r) {
   j["cold_start_ms"] = r.load_ms + r.first_run_ms;
   j["warmup"] = r.warmup;
   j["repeat"] = r.repeat;
+  j["check_numerics"] = r.check_numerics;
   j["latency_ms"] = {{"p50", r.p50}, {"p95", r.p95}, {"p99", r.p99}, {"max", r.max}, {"min", r.min}, {"mean", r.mean}};
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   j["arena_bytes"] = r.arena_bytes;
@@ -221,7 +227,7 @@ std::string bench_to_text(const BenchResult& r) {
   for (const auto& o : r.inputs) s << " " << o.name << "=" << dtype_name(o.dtype) << shape_to_string(o.shape) << "(" << o.source << ")";
   s << "\nload         " << r.load_ms << " ms\nfirst run    " << r.first_run_ms << " ms\n";
   s << "latency      p50 " << r.p50 << "  p95 " << r.p95 << "  p99 " << r.p99 << "  max " << r.max << " ms  (" << r.repeat
-    << " runs after " << r.warmup << " warm-up)\n";
+    << " runs after " << r.warmup << " warm-up" << (r.check_numerics ? ", with the numerics checker" : "") << ")\n";
   s << "memory       peak RSS " << r.peak_rss_bytes / (1 << 20) << " MiB, arena " << r.arena_bytes / (1 << 20)
     << " MiB, peak tensors " << r.peak_tensor_bytes / (1 << 20) << " MiB\n";
   s << "compute      " << r.gflop << " GFLOP/run, " << r.gflops_per_s << " GFLOP/s at p50\n";

@@ -18,6 +18,7 @@ struct BenchOptions {
   bool profile = true;      // one extra observed pass per repeat/... gives the per-op table
   int profile_runs = 3;     // observed runs averaged for the per-op table (never mixed into latencies)
   uint64_t seed = 0;        // for generated inputs
+  bool check_numerics = false;  // timed runs carry the NaN/Inf checker of `run --check-numerics` (measures its cost)
 };
 
 struct OpTime {
@@ -33,6 +34,7 @@ struct BenchResult {
   double load_ms = 0;
   double first_run_ms = 0;
   int repeat = 0, warmup = 0;
+  bool check_numerics = false;  // the timed runs carried the numerics checker
   std::vector<double> latencies_ms;  // sorted
   double p50 = 0, p95 = 0, p99 = 0, max = 0, min = 0, mean = 0;
   int64_t peak_rss_bytes = 0;

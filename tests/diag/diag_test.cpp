@@ -179,6 +179,34 @@ TEST(Bench, JsonHasTheContractKeys) {
   EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
 }
 
+TEST(Bench, CheckNumericsTimesTheRunsWithTheChecker) {
+  // affine_model(0.5) stays finite: the checked runs pass and the report says they were checked.
+  TempDir dir;
+  diag::BenchOptions bo;
+  bo.repeat = 2;
+  bo.warmup = 0;
+  bo.check_numerics = true;
+  const std::string ok_model = write_model(affine_model(0.5f), dir.file("ok.onnx"));
+  auto r = diag::bench_model(ok_model, {}, {}, {"x=2x4"}, bo);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(diag::bench_to_json(*r)["check_numerics"], true);
+  // A model that produces a NaN (Log of a negative) fails the checked bench naming the node.
+  auto m = make_model(14);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {2, 3});
+  add_scalar(g, "ten", 10.f);
+  add_node(g, "Sub", {"x", "ten"}, {"negative"}, "make_negative");
+  add_node(g, "Log", {"negative"}, {"y"}, "the_log");
+  SessionOptions so;
+  so.opt_level = 0;
+  auto bad = diag::bench_model(write_model(m, dir.file("nan.onnx")), so, {}, {}, bo);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().to_string().find("the_log"), std::string::npos) << bad.error().to_string();
+  bo.check_numerics = false;  // unchecked, the same model benches fine
+  EXPECT_TRUE(diag::bench_model(dir.file("nan.onnx"), so, {}, {}, bo).ok());
+}
+
 TEST(Bench, CountsMatMulFlops) {
   auto a = Tensor::allocate(DataType::kFloat32, {2, 3, 5});
   auto b = Tensor::allocate(DataType::kFloat32, {5, 7});
