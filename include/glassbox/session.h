@@ -13,6 +13,7 @@
 
 #include "glassbox/error.h"
 #include "glassbox/tensor.h"
+#include "glassbox/value.h"
 
 namespace glassbox {
 
@@ -72,12 +73,19 @@ struct TensorSpec {
   bool has_shape = false;             // false: rank unknown
   std::vector<int64_t> dims;          // -1 for a symbolic / unknown dim
   std::vector<std::string> symbols;   // dim_param per dim ("" when none)
+  ValueType type = ValueType::kTensor;  // sequence/optional: dtype is the element dtype, no shape
+  std::string type_note;              // "sequence<tensor(float)>" when not a tensor
   std::string to_string() const;      // "input_ids: int64[batch, sequence]"
 };
 
 struct NamedTensor {
   std::string name;
   Tensor tensor;
+};
+
+struct NamedValue {
+  std::string name;
+  Value value;
 };
 
 // One line of what a graph pass changed.
@@ -115,7 +123,12 @@ class Session {
   // with the declared dtype, rank and fixed dims. Outputs come back in model
   // order, in storage the caller owns (never shared with inputs, initializers or
   // the arena of a later run). Thread-safe: runs may overlap.
+  // Tensor inputs and outputs only: a model with a sequence or optional input or
+  // output is refused by name (use run_values).
   Result<std::vector<NamedTensor>> run(const std::vector<NamedTensor>& inputs, RunStats* stats = nullptr) const;
+  // The same for any model: sequence inputs take Value::sequence, optional inputs
+  // a tensor, a sequence or Value::none(); outputs likewise.
+  Result<std::vector<NamedValue>> run_values(const std::vector<NamedValue>& inputs, RunStats* stats = nullptr) const;
 
   // Attaches (or with nullptr detaches) the per-node observer. Not thread-safe
   // with respect to run(): attach before running.

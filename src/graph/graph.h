@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "glassbox/tensor.h"
+#include "glassbox/value.h"
 
 namespace glassbox::graph {
 
@@ -26,7 +27,10 @@ struct ValueInfo {
   DataType dtype = DataType::kUndefined;
   bool has_shape = false;  // false = rank unknown
   std::vector<Dim> dims;   // valid when has_shape
-  bool is_tensor = true;   // false for sequence/map/optional types (not supported by the engine)
+  bool is_tensor = true;   // false for sequence/map/optional types
+  // kTensor also for types the engine cannot run (map, sparse, nested sequences): see supported_type.
+  ValueType value_type = ValueType::kTensor;
+  bool supported_type = true;  // false for map / sparse_tensor / nested sequence types (type_note says which)
   std::string type_note;   // e.g. "sequence<tensor(float)>" when !is_tensor
   std::string shape_string() const;  // "[batch, 128]" or "?" when rank unknown
 };

@@ -154,17 +154,34 @@ ValueInfo convert_value_info(const onnx::ValueInfoProto& vi) {
         out.dims.push_back(dim);
       }
     }
-  } else if (type.has_sequence_type()) {
+  } else if (type.has_sequence_type() || type.has_optional_type()) {
     out.is_tensor = false;
-    out.type_note = "sequence";
+    const bool seq = type.has_sequence_type();
+    out.value_type = seq ? ValueType::kSequence : ValueType::kOptional;
+    const onnx::TypeProto& inner = seq ? type.sequence_type().elem_type() : type.optional_type().elem_type();
+    std::string note = seq ? "sequence<" : "optional<";
+    const onnx::TypeProto* elem = &inner;
+    if (!seq && inner.has_sequence_type()) {
+      note += "sequence<";
+      elem = &inner.sequence_type().elem_type();
+    }
+    if (elem->has_tensor_type()) {
+      const int32_t et = elem->tensor_type().elem_type();
+      out.dtype = dtype_is_valid(et) ? static_cast<DataType>(et) : DataType::kUndefined;
+      note += std::string("tensor(") + dtype_name(out.dtype) + ")";
+    } else {
+      out.supported_type = false;
+      note += elem->has_sequence_type() ? "sequence<...>" : elem->has_map_type() ? "map<...>" : "?";
+    }
+    note += (!seq && inner.has_sequence_type()) ? ">>" : ">";
+    out.type_note = note;
   } else if (type.has_map_type()) {
     out.is_tensor = false;
+    out.supported_type = false;
     out.type_note = "map";
-  } else if (type.has_optional_type()) {
-    out.is_tensor = false;
-    out.type_note = "optional";
   } else if (type.has_sparse_tensor_type()) {
     out.is_tensor = false;
+    out.supported_type = false;
     out.type_note = "sparse_tensor";
   }
   return out;

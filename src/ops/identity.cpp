@@ -1,4 +1,5 @@
-// Identity: output aliases the input (no copy).
+// Identity: output aliases the input (no copy); sequences and optionals (opset 14+/16+)
+// pass through as they are.
 #include "ops/nn_args.h"
 
 namespace glassbox::ops {
@@ -7,6 +8,7 @@ namespace {
 class IdentityOp final : public Op {
  public:
   Status compute(ComputeContext& ctx) const override {
+    if (ctx.input_sequence(0) || ctx.input_is_none(0)) return ctx.set_output_value(0, ctx.input_value(0));
     GB_ASSIGN_OR_RETURN(const Tensor* x, nn::need_input(ctx, 0, "input"));
     return ctx.alias_output(0, *x);
   }

@@ -1,6 +1,6 @@
 // If (opset 1+): runs then_branch or else_branch (no inputs; outer-scope values
 // are captured by the runtime) and copies the branch's outputs to the node's.
-// The branches may produce different shapes. Tensor outputs only.
+// The branches may produce different shapes; outputs may be tensors, sequences or optionals.
 #include "ops/control_flow.h"
 
 namespace glassbox::ops {
@@ -11,12 +11,15 @@ class IfOp final : public Op {
   Status compute(ComputeContext& ctx) const override {
     GB_ASSIGN_OR_RETURN(const Tensor* cond_t, require_input(ctx, 0, "cond"));
     GB_ASSIGN_OR_RETURN(bool cond, control_flow::read_condition(ctx, *cond_t, "cond"));
-    GB_ASSIGN_OR_RETURN(std::vector<Tensor> outs, ctx.run_subgraph(cond ? "then_branch" : "else_branch", {}));
+    GB_ASSIGN_OR_RETURN(std::vector<Value> outs, ctx.run_subgraph_values(cond ? "then_branch" : "else_branch", {}));
     if (outs.size() != ctx.num_outputs())
       return op_error(ctx, ErrorCode::kInvalidModel,
                       std::string(cond ? "then_branch" : "else_branch") + " produced " + std::to_string(outs.size()) +
                           " outputs, the node has " + std::to_string(ctx.num_outputs()));
-    for (size_t i = 0; i < outs.size(); ++i) GB_RETURN_IF_ERROR(control_flow::set_output(ctx, i, outs[i]));
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (outs[i].kind == Value::Kind::kTensor) GB_RETURN_IF_ERROR(control_flow::set_output(ctx, i, outs[i].tensor));
+      else GB_RETURN_IF_ERROR(ctx.set_output_value(i, outs[i]));
+    }
     return {};
   }
 };

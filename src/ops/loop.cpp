@@ -2,8 +2,8 @@
 // Runs while (M absent or i < M) and (cond input absent or cond); without a
 // cond input the body's cond output is ignored (a for loop). Node outputs: the
 // final loop-carried values, then each scan output stacked along a new axis 0
-// (all iterations must give it the same shape). Tensors only: sequence-typed
-// loop-carried values are refused when the body is compiled.
+// (all iterations must give it the same shape). Loop-carried values may be
+// tensors, sequences or optionals; scan outputs are tensors.
 #include "ops/control_flow.h"
 
 namespace glassbox::ops {
@@ -33,12 +33,12 @@ class LoopOp final : public Op {
       GB_ASSIGN_OR_RETURN(cond, cf::read_condition(ctx, *c, "cond"));
       has_cond = true;
     }
-    std::vector<Tensor> carried;
+    std::vector<Value> carried;
     for (size_t n = 0; n < a_.carried; ++n) {
-      const Tensor* v = ctx.input(2 + n);
-      if (!v || !v->defined())
+      Value v = ctx.input_value(2 + n);
+      if (!v.defined())
         return op_error(ctx, ErrorCode::kUnsupported, "loop-carried input " + std::to_string(n) + " is absent");
-      carried.push_back(*v);
+      carried.push_back(std::move(v));
     }
     GB_ASSIGN_OR_RETURN(Tensor iter, Tensor::allocate(DataType::kInt64, Shape{}));
     GB_ASSIGN_OR_RETURN(Tensor cond_in, Tensor::allocate(DataType::kBool, Shape{}));
@@ -47,17 +47,22 @@ class LoopOp final : public Op {
     for (; (!has_m || i < max_trips) && cond; ++i) {
       iter.mutable_data<int64_t>()[0] = i;
       cond_in.mutable_data<bool>()[0] = cond;
-      std::vector<const Tensor*> in{&iter, &cond_in};
-      for (const auto& v : carried) in.push_back(&v);
-      GB_ASSIGN_OR_RETURN(std::vector<Tensor> outs, ctx.run_subgraph("body", in));
+      std::vector<Value> in{Value::of(iter), Value::of(cond_in)};
+      for (const auto& v : carried) in.push_back(v);
+      GB_ASSIGN_OR_RETURN(std::vector<Value> outs, ctx.run_subgraph_values("body", in));
       if (outs.size() != 1 + a_.carried + a_.scans)
         return op_error(ctx, ErrorCode::kInvalidModel, "body produced " + std::to_string(outs.size()) + " outputs");
+      for (size_t k = 0; k < outs.size(); ++k)
+        if ((k == 0 || k > a_.carried) && outs[k].kind != Value::Kind::kTensor)
+          return op_error(ctx, ErrorCode::kUnsupported,
+                          "body output " + std::to_string(k) + " is a " + outs[k].kind_name() +
+                              "; the cond and scan outputs must be tensors");
       if (has_cond) {
-        GB_ASSIGN_OR_RETURN(cond, cf::read_condition(ctx, outs[0], "body output cond"));
+        GB_ASSIGN_OR_RETURN(cond, cf::read_condition(ctx, outs[0].tensor, "body output cond"));
       }
       for (size_t n = 0; n < a_.carried; ++n) carried[n] = std::move(outs[1 + n]);
       for (size_t k = 0; k < a_.scans; ++k) {
-        const Tensor& s = outs[1 + a_.carried + k];
+        const Tensor& s = outs[1 + a_.carried + k].tensor;
         GB_RETURN_IF_ERROR(cf::need_fixed_size(ctx, s, "scan output " + std::to_string(k)));
         if (!scans[k].empty() && (s.shape() != scans[k][0].shape() || s.dtype() != scans[k][0].dtype()))
           return op_error(ctx, ErrorCode::kInvalidArgument,
@@ -70,7 +75,10 @@ class LoopOp final : public Op {
         scans[k].push_back(std::move(copy));
       }
     }
-    for (size_t n = 0; n < a_.carried; ++n) GB_RETURN_IF_ERROR(cf::set_output(ctx, n, carried[n]));
+    for (size_t n = 0; n < a_.carried; ++n) {
+      if (carried[n].kind == Value::Kind::kTensor) GB_RETURN_IF_ERROR(cf::set_output(ctx, n, carried[n].tensor));
+      else GB_RETURN_IF_ERROR(ctx.set_output_value(n, carried[n]));
+    }
     for (size_t k = 0; k < a_.scans; ++k) {
       const size_t out = a_.carried + k;
       if (scans[k].empty()) {  // no iteration ran: [0, declared dims...]

@@ -11,6 +11,7 @@
 #include "core/thread_pool.h"
 #include "glassbox/error.h"
 #include "glassbox/tensor.h"
+#include "glassbox/value.h"
 #include "graph/graph.h"
 
 namespace glassbox::ops {
@@ -45,6 +46,50 @@ class ComputeContext {
   virtual Result<std::vector<Tensor>> run_subgraph(const std::string& attr, const std::vector<const Tensor*>& inputs) {
     (void)inputs;
     return make_error(ErrorCode::kUnsupported, "this context cannot run subgraph '" + attr + "'", "node '" + node_name() + "'");
+  }
+
+  // Sequence and optional values (docs/runtime.md). input() is nullptr for them.
+  // The elements of input i when it is a sequence, else nullptr.
+  virtual const std::vector<Tensor>* input_sequence(size_t i) const {
+    (void)i;
+    return nullptr;
+  }
+  // True when input i is an empty optional.
+  virtual bool input_is_none(size_t i) const {
+    (void)i;
+    return false;
+  }
+  // Output i becomes a sequence of these (immutable, shared) element tensors.
+  virtual Status set_output_sequence(size_t i, std::vector<Tensor> elements) {
+    (void)i;
+    (void)elements;
+    return make_error(ErrorCode::kUnsupported, "this context cannot produce sequence values", "node '" + node_name() + "'");
+  }
+  // Output i becomes an empty optional.
+  virtual Status set_output_none(size_t i) {
+    (void)i;
+    return make_error(ErrorCode::kUnsupported, "this context cannot produce empty optional values", "node '" + node_name() + "'");
+  }
+  // run_subgraph for bodies whose inputs/outputs may be sequences or optionals.
+  virtual Result<std::vector<Value>> run_subgraph_values(const std::string& attr, const std::vector<Value>& inputs) {
+    (void)inputs;
+    return make_error(ErrorCode::kUnsupported, "this context cannot run subgraph '" + attr + "'", "node '" + node_name() + "'");
+  }
+
+  // Input i as a value (tensor, sequence or none); an absent input is a default (undefined) tensor value.
+  Value input_value(size_t i) const {
+    if (const auto* seq = input_sequence(i)) return Value::sequence(*seq);
+    if (input_is_none(i)) return Value::none();
+    const Tensor* t = input(i);
+    return t ? Value::of(*t) : Value();
+  }
+  // Sets output i to v; tensors are aliased (no copy).
+  Status set_output_value(size_t i, const Value& v) {
+    switch (v.kind) {
+      case Value::Kind::kSequence: return set_output_sequence(i, v.elements);
+      case Value::Kind::kNone: return set_output_none(i);
+      default: return alias_output(i, v.tensor);
+    }
   }
 };
 

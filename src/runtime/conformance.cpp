@@ -138,6 +138,22 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
   return {};
 }
 
+std::string compare_values(const Value& actual, const Value& expected, double rtol, double atol) {
+  if (actual.kind != expected.kind)
+    return std::string("a ") + actual.kind_name() + " value, expected a " + expected.kind_name();
+  if (expected.kind == Value::Kind::kTensor)
+    return compare_tensors(actual.tensor, as_bfloat16_if_declared(expected.tensor, actual.tensor.dtype()), rtol, atol);
+  if (actual.elements.size() != expected.elements.size())
+    return "sequence of " + std::to_string(actual.elements.size()) + " elements, expected " +
+           std::to_string(expected.elements.size());
+  for (size_t e = 0; e < expected.elements.size(); ++e) {
+    const std::string d = compare_tensors(actual.elements[e],
+                                          as_bfloat16_if_declared(expected.elements[e], actual.elements[e].dtype()), rtol, atol);
+    if (!d.empty()) return "element " + std::to_string(e) + ": " + d;
+  }
+  return {};
+}
+
 CaseResult run_test_case(const std::string& dir, const ConformanceOptions& options) {
   CaseResult r;
   r.name = fs::path(dir).filename().string();
@@ -166,22 +182,24 @@ CaseResult run_test_case(const std::string& dir, const ConformanceOptions& optio
     return r;
   }
   const auto& specs = session->inputs();
+  const auto& out_specs = session->outputs();
   for (const auto& set : sets) {
     const std::string set_name = fs::path(set).filename().string();
     auto input_files = sorted_files(set, "input_");
     auto output_files = sorted_files(set, "output_");
-    std::vector<NamedTensor> inputs;
+    std::vector<NamedValue> inputs;
     for (size_t i = 0; i < input_files.size(); ++i) {
-      auto t = read_tensor_pb(input_files[i]);
-      if (!t.ok()) {
-        r.outcome = outcome_for(t.error());
-        r.reason = set_name + ": " + one_line(t.error().to_string());
+      // input_<i>.pb feeds the i-th model input (backend test convention), read as its declared type.
+      if (i >= specs.size()) break;  // reported below
+      auto v = read_value_pb(input_files[i], specs[i].type);
+      if (!v.ok()) {
+        r.outcome = outcome_for(v.error());
+        r.reason = set_name + ": " + one_line(v.error().to_string());
         return r;
       }
-      // input_<i>.pb feeds the i-th model input (backend test convention); fall back to the name.
-      std::string name = i < specs.size() ? specs[i].name : t->name;
-      if (i < specs.size()) t->tensor = as_bfloat16_if_declared(std::move(t->tensor), specs[i].dtype);
-      inputs.push_back({name, std::move(t->tensor)});
+      if (v->kind == Value::Kind::kTensor) v->tensor = as_bfloat16_if_declared(std::move(v->tensor), specs[i].dtype);
+      for (auto& e : v->elements) e = as_bfloat16_if_declared(std::move(e), specs[i].dtype);
+      inputs.push_back({specs[i].name, std::move(v).value()});
     }
     if (input_files.size() != specs.size()) {
       r.outcome = CaseOutcome::kFail;
@@ -189,7 +207,7 @@ CaseResult run_test_case(const std::string& dir, const ConformanceOptions& optio
                  std::to_string(specs.size()) + " inputs";
       return r;
     }
-    auto outs = session->run(inputs);
+    auto outs = session->run_values(inputs);
     if (!outs.ok()) {
       r.outcome = outcome_for(outs.error());
       r.reason = set_name + ": " + one_line(outs.error().to_string());
@@ -202,14 +220,13 @@ CaseResult run_test_case(const std::string& dir, const ConformanceOptions& optio
       return r;
     }
     for (size_t i = 0; i < output_files.size(); ++i) {
-      auto expected = read_tensor_pb(output_files[i]);
+      auto expected = read_value_pb(output_files[i], out_specs[i].type);
       if (!expected.ok()) {
         r.outcome = outcome_for(expected.error());
         r.reason = set_name + ": " + one_line(expected.error().to_string());
         return r;
       }
-      const Tensor want = as_bfloat16_if_declared(std::move(expected->tensor), (*outs)[i].tensor.dtype());
-      const std::string diff = compare_tensors((*outs)[i].tensor, want, options.rtol, options.atol);
+      const std::string diff = compare_values((*outs)[i].value, *expected, options.rtol, options.atol);
       if (!diff.empty()) {
         r.outcome = CaseOutcome::kFail;
         r.reason = set_name + ": output " + std::to_string(i) + " '" + (*outs)[i].name + "': " + diff;

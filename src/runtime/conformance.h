@@ -38,6 +38,8 @@ CaseResult run_test_case(const std::string& dir, const ConformanceOptions& optio
 // |a - e| <= atol + rtol * |e| (NaN equals NaN); other types exactly.
 // Returns "" when equal, otherwise a one-line description of the first mismatch.
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol);
+// The same for values: same kind; sequences element by element.
+std::string compare_values(const Value& actual, const Value& expected, double rtol, double atol);
 
 // Reads "name  reason..." lines ('#' starts a comment) into name -> reason.
 Result<std::map<std::string, std::string>> read_exclusion_file(const std::string& path);

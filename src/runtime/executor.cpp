@@ -25,6 +25,9 @@ Result<int64_t> tensor_bytes(DataType dtype, const Shape& shape) {
 struct RunState {
   const CompiledGraph* g = nullptr;
   std::vector<Tensor> values;
+  // Non-tensor values (docs/runtime.md): sequences share immutable element handles; none = empty optional.
+  std::vector<std::shared_ptr<const std::vector<Tensor>>> seqs;
+  std::vector<uint8_t> none;
   std::vector<int64_t> owned_bytes;   // bytes counted against the budget per value (0 = alias/borrowed)
   std::vector<uint8_t> fresh_output;  // graph output allocated in its own storage for the caller
   std::shared_ptr<Buffer> arena;
@@ -45,6 +48,26 @@ struct RunState {
     live_bytes += bytes;
     peak_bytes = std::max(peak_bytes, live_bytes);
     return {};
+  }
+
+  bool has_value(int v) const { return values[v].defined() || seqs[v] || none[v]; }
+  Value get(int v) const {
+    if (seqs[v]) return Value::sequence(*seqs[v]);
+    if (none[v]) return Value::none();
+    return Value::of(values[v]);
+  }
+  // A tensor value, or a sequence / none the caller handed in (not charged).
+  void put(int v, const Value& val) {
+    values[v] = val.kind == Value::Kind::kTensor ? val.tensor : Tensor();
+    seqs[v] = val.kind == Value::Kind::kSequence ? std::make_shared<const std::vector<Tensor>>(val.elements) : nullptr;
+    none[v] = val.kind == Value::Kind::kNone;
+  }
+  void release(int v) {
+    live_bytes -= owned_bytes[v];
+    owned_bytes[v] = 0;
+    values[v] = Tensor();
+    seqs[v] = nullptr;
+    none[v] = 0;
   }
 };
 
@@ -85,6 +108,8 @@ class StepContext final : public ops::ComputeContext {
     }
     if (v >= 0) {
       rs_.live_bytes -= rs_.owned_bytes[v];  // an op re-allocating an output replaces it
+      rs_.seqs[v] = nullptr;
+      rs_.none[v] = 0;
       rs_.values[v] = std::move(t);
       rs_.owned_bytes[v] = bytes;
       rs_.fresh_output[v] = rs_.is_graph_output[v];
@@ -109,8 +134,7 @@ class StepContext final : public ops::ComputeContext {
                                                   std::to_string(step_.outputs.size()), node_where(*step_.node));
     const int v = step_.outputs[i];
     if (v < 0) return {};
-    rs_.live_bytes -= rs_.owned_bytes[v];
-    rs_.owned_bytes[v] = 0;
+    rs_.release(v);
     rs_.values[v] = view;
     rs_.fresh_output[v] = 0;
     if (rs_.options->record) {
@@ -147,22 +171,82 @@ class StepContext final : public ops::ComputeContext {
   const std::string& node_name() const override { return step_.node->name; }
 
   Result<std::vector<Tensor>> run_subgraph(const std::string& attr, const std::vector<const Tensor*>& inputs) override {
+    std::vector<Value> in;
+    in.reserve(inputs.size());
+    for (const Tensor* t : inputs) in.push_back(t ? Value::of(*t) : Value());
+    GB_ASSIGN_OR_RETURN(std::vector<Value> outs, run_subgraph_values(attr, in));
+    std::vector<Tensor> tensors;
+    tensors.reserve(outs.size());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (outs[i].kind != Value::Kind::kTensor)
+        return make_error(ErrorCode::kUnsupported, "subgraph output " + std::to_string(i) + " is a " + outs[i].kind_name() +
+                                                       "; this op only takes tensors from its subgraph",
+                          "subgraph '" + attr + "'");
+      tensors.push_back(std::move(outs[i].tensor));
+    }
+    return tensors;
+  }
+
+  const std::vector<Tensor>* input_sequence(size_t i) const override {
+    const int v = i < step_.inputs.size() ? step_.inputs[i] : -1;
+    return v >= 0 ? rs_.seqs[v].get() : nullptr;
+  }
+  bool input_is_none(size_t i) const override {
+    const int v = i < step_.inputs.size() ? step_.inputs[i] : -1;
+    return v >= 0 && rs_.none[v];
+  }
+
+  Status set_output_sequence(size_t i, std::vector<Tensor> elements) override {
+    if (i >= step_.outputs.size())
+      return make_error(ErrorCode::kInternal, "op set output " + std::to_string(i) + " but the node has " +
+                                                  std::to_string(step_.outputs.size()), node_where(*step_.node));
+    const int v = step_.outputs[i];
+    if (v < 0) return {};
+    int64_t bytes = 0;
+    for (auto& e : elements) {
+      if (!e.defined())
+        return make_error(ErrorCode::kInternal, "sequence element is undefined", node_where(*step_.node));
+      // Arena slots are reused after their value's last reader: a sequence keeps its own copy.
+      if (rs_.arena && e.buffer() == rs_.arena) {
+        GB_ASSIGN_OR_RETURN(e, e.clone());
+      }
+      bytes += static_cast<int64_t>(e.nbytes());
+    }
+    GB_RETURN_IF_ERROR(rs_.charge(bytes, "sequence output " + std::to_string(i) + " (" + std::to_string(elements.size()) +
+                                             " elements)", *step_.node));
+    rs_.release(v);
+    rs_.owned_bytes[v] = bytes;
+    rs_.seqs[v] = std::make_shared<const std::vector<Tensor>>(std::move(elements));
+    return {};
+  }
+
+  Status set_output_none(size_t i) override {
+    if (i >= step_.outputs.size())
+      return make_error(ErrorCode::kInternal, "op set output " + std::to_string(i) + " but the node has " +
+                                                  std::to_string(step_.outputs.size()), node_where(*step_.node));
+    const int v = step_.outputs[i];
+    if (v < 0) return {};
+    rs_.release(v);
+    rs_.none[v] = 1;
+    return {};
+  }
+
+  Result<std::vector<Value>> run_subgraph_values(const std::string& attr, const std::vector<Value>& inputs) override {
     const std::string where = "subgraph '" + attr + "'";
     for (const auto& sub : step_.subgraphs) {
       if (sub.attr != attr) continue;
       if (inputs.size() != sub.body->input_ids.size())
         return make_error(ErrorCode::kInvalidModel, "the subgraph has " + std::to_string(sub.body->input_ids.size()) +
                                                         " inputs, the op passes " + std::to_string(inputs.size()), where);
-      std::vector<const Tensor*> captures;
+      std::vector<Value> captures;
       captures.reserve(sub.captures.size());
-      for (int v : sub.captures) captures.push_back(&rs_.values[v]);
+      for (int v : sub.captures) captures.push_back(rs_.get(v));
       ExecuteOptions eo;
       const int64_t limit = rs_.options->memory_limit_bytes;
-      // The body may use what the run has left; its values are freed when it returns.
       eo.memory_limit_bytes = limit > 0 ? std::max<int64_t>(1, limit - rs_.live_bytes) : 0;
       eo.captures = &captures;
       eo.constants_cacheable = rs_.options->constants_cacheable;
-      auto outs = execute(*sub.body, inputs, pool_, eo, nullptr);
+      auto outs = execute_values(*sub.body, inputs, pool_, eo, nullptr);
       if (!outs.ok()) return std::move(outs).take_error().with_where(where);
       return outs;
     }
@@ -226,14 +310,11 @@ Result<std::shared_ptr<CompiledGraph>> compile(graph::Graph graph, int64_t opset
     return id;
   };
   if (is_subgraph) {
-    for (const auto& vi : g.inputs)
-      if (!vi.is_tensor)
-        return make_error(ErrorCode::kUnsupported, "subgraph input '" + vi.name + "' is a " + vi.type_note +
-                                                       ", only tensors are supported", "graph '" + g.name + "'");
-    for (const auto& vi : g.outputs)
-      if (!vi.is_tensor)
-        return make_error(ErrorCode::kUnsupported, "subgraph output '" + vi.name + "' is a " + vi.type_note +
-                                                       ", only tensors are supported", "graph '" + g.name + "'");
+    for (const auto* list : {&g.inputs, &g.outputs})
+      for (const auto& vi : *list)
+        if (!vi.supported_type)
+          return make_error(ErrorCode::kUnsupported, "subgraph value '" + vi.name + "' is a " + vi.type_note +
+                                                         ", which is not supported", "graph '" + g.name + "'");
   }
   for (const auto& in : g.inputs) cg->input_ids.push_back(id_of(in.name));
   for (const auto& [name, t] : g.initializers) cg->constants[id_of(name)] = t;
@@ -313,14 +394,16 @@ Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t
   return compile(std::move(graph), opset, 0);
 }
 
-Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<const Tensor*>& inputs, ThreadPool& pool,
-                                    const ExecuteOptions& options, RunStats* stats) {
+Result<std::vector<Value>> execute_values(const CompiledGraph& g, const std::vector<Value>& inputs, ThreadPool& pool,
+                                          const ExecuteOptions& options, RunStats* stats) {
   const auto t0 = std::chrono::steady_clock::now();
   RunState rs;
   rs.g = &g;
   rs.options = &options;
   const size_t n = g.value_names.size();
   rs.values.resize(n);
+  rs.seqs.resize(n);
+  rs.none.assign(n, 0);
   rs.owned_bytes.assign(n, 0);
   rs.fresh_output.assign(n, 0);
   rs.is_graph_output.assign(n, 0);
@@ -330,18 +413,18 @@ Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<co
   if (inputs.size() != g.input_ids.size())
     return make_error(ErrorCode::kInternal, "executor got " + std::to_string(inputs.size()) + " inputs, graph has " +
                                                 std::to_string(g.input_ids.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) rs.values[g.input_ids[i]] = *inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i) rs.put(g.input_ids[i], inputs[i]);
   const size_t num_captures = options.captures ? options.captures->size() : 0;
   if (num_captures != g.capture_ids.size())
     return make_error(ErrorCode::kInternal, "executor got " + std::to_string(num_captures) +
                                                 " captured values, the subgraph captures " +
                                                 std::to_string(g.capture_ids.size()));
   for (size_t i = 0; i < num_captures; ++i) {
-    const Tensor* t = (*options.captures)[i];
-    if (!t || !t->defined())
+    const Value& c = (*options.captures)[i];
+    if (!c.defined())
       return make_error(ErrorCode::kInvalidArgument, "outer-scope value '" + g.value_names[g.capture_ids[i]] +
                                                          "' captured by a subgraph has no value");
-    rs.values[g.capture_ids[i]] = *t;
+    rs.put(g.capture_ids[i], c);
   }
   if (options.record) options.record->values.assign(n, {});
   if (options.plan && options.plan->arena_bytes > 0) {
@@ -364,7 +447,7 @@ Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<co
     if (!st.ok()) return std::move(st).take_error().with_where(node_where(*step.node));
     for (size_t i = 0; i < step.outputs.size(); ++i) {
       const int v = step.outputs[i];
-      if (v >= 0 && !rs.values[v].defined())
+      if (v >= 0 && !rs.has_value(v))
         return make_error(ErrorCode::kInternal, "op did not produce output " + std::to_string(i) + " ('" +
                                                     g.value_names[v] + "')", node_where(*step.node));
     }
@@ -375,24 +458,35 @@ Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<co
       Status os = (*options.observer)(ev);
       if (!os.ok()) return std::move(os).take_error();
     }
-    for (int v : step.release) {
-      rs.live_bytes -= rs.owned_bytes[v];
-      rs.owned_bytes[v] = 0;
-      rs.values[v] = Tensor();
-    }
+    for (int v : step.release) rs.release(v);
   }
-  std::vector<Tensor> outputs;
+  std::vector<Value> outputs;
   outputs.reserve(g.output_ids.size());
   for (int v : g.output_ids) {
-    const Tensor& t = rs.values[v];
-    if (!t.defined())
+    if (!rs.has_value(v))
       return make_error(ErrorCode::kInternal, "graph output '" + g.value_names[v] + "' was not produced");
+    if (rs.seqs[v]) {
+      // Elements may view inputs or initializers: the caller gets its own copies.
+      std::vector<Tensor> elements;
+      elements.reserve(rs.seqs[v]->size());
+      for (const Tensor& e : *rs.seqs[v]) {
+        GB_ASSIGN_OR_RETURN(Tensor copy, e.clone());
+        elements.push_back(std::move(copy));
+      }
+      outputs.push_back(Value::sequence(std::move(elements)));
+      continue;
+    }
+    if (rs.none[v]) {
+      outputs.push_back(Value::none());
+      continue;
+    }
+    const Tensor& t = rs.values[v];
     if (rs.fresh_output[v]) {
-      outputs.push_back(t);
+      outputs.push_back(Value::of(t));
     } else {
       // Views of inputs, initializers or arena memory: the caller gets its own copy.
       GB_ASSIGN_OR_RETURN(Tensor copy, t.clone());
-      outputs.push_back(std::move(copy));
+      outputs.push_back(Value::of(std::move(copy)));
     }
   }
   if (stats) {
@@ -403,6 +497,24 @@ Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<co
     stats->nodes_executed = static_cast<int64_t>(g.steps.size());
   }
   return outputs;
+}
+
+Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<const Tensor*>& inputs, ThreadPool& pool,
+                                    const ExecuteOptions& options, RunStats* stats) {
+  std::vector<Value> in;
+  in.reserve(inputs.size());
+  for (const Tensor* t : inputs) in.push_back(t ? Value::of(*t) : Value());
+  GB_ASSIGN_OR_RETURN(std::vector<Value> outs, execute_values(g, in, pool, options, stats));
+  std::vector<Tensor> tensors;
+  tensors.reserve(outs.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (outs[i].kind != Value::Kind::kTensor)
+      return make_error(ErrorCode::kUnsupported, "output '" + g.value_names[g.output_ids[i]] + "' is a " +
+                                                     outs[i].kind_name() + ", not a tensor",
+                        {}, "use Session::run_values() for models with sequence or optional values");
+    tensors.push_back(std::move(outs[i].tensor));
+  }
+  return tensors;
 }
 
 Result<std::vector<Tensor>> evaluate_node(const graph::Node& node, int64_t opset, const std::vector<const Tensor*>& inputs,

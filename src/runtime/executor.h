@@ -10,6 +10,7 @@
 
 #include "core/thread_pool.h"
 #include "glassbox/session.h"
+#include "glassbox/value.h"
 #include "graph/graph.h"
 #include "ops/op.h"
 #include "runtime/memory_plan.h"
@@ -59,7 +60,7 @@ struct ExecuteOptions {
   const MemoryPlan* plan = nullptr;       // use this arena layout
   MemoryRecord* record = nullptr;          // record allocations to build a plan afterwards
   const NodeObserver* observer = nullptr;  // nullptr or empty = no observer
-  const std::vector<const Tensor*>* captures = nullptr;  // subgraph runs: one per CompiledGraph::capture_ids
+  const std::vector<Value>* captures = nullptr;  // subgraph runs: one per CompiledGraph::capture_ids
   // Tell ops which inputs are initializers (ComputeContext::input_is_constant), so they may
   // cache work derived from them; off = every op takes its plain path (kernel variant packed_weights).
   bool constants_cacheable = false;
@@ -69,6 +70,10 @@ struct ExecuteOptions {
 // caller-owned storage.
 Result<std::vector<Tensor>> execute(const CompiledGraph& g, const std::vector<const Tensor*>& inputs, ThreadPool& pool,
                                     const ExecuteOptions& options, RunStats* stats);
+
+// The same for graphs whose inputs/outputs may be sequences or optionals.
+Result<std::vector<Value>> execute_values(const CompiledGraph& g, const std::vector<Value>& inputs, ThreadPool& pool,
+                                          const ExecuteOptions& options, RunStats* stats);
 
 // Runs one node on the given inputs (constant folding); ops::create_op at `opset`.
 Result<std::vector<Tensor>> evaluate_node(const graph::Node& node, int64_t opset, const std::vector<const Tensor*>& inputs,

@@ -22,6 +22,8 @@ TensorSpec to_spec(const graph::ValueInfo& vi) {
   s.name = vi.name;
   s.dtype = vi.dtype;
   s.has_shape = vi.has_shape;
+  s.type = vi.value_type;
+  if (!vi.is_tensor) s.type_note = vi.type_note;
   for (const auto& d : vi.dims) {
     s.dims.push_back(d.known() ? d.value : -1);
     s.symbols.push_back(d.symbol);
@@ -39,6 +41,7 @@ std::string specs_to_string(const std::vector<TensorSpec>& specs) {
 }  // namespace
 
 std::string TensorSpec::to_string() const {
+  if (type != ValueType::kTensor) return name + ": " + type_note;
   std::string out = name + ": " + dtype_name(dtype);
   if (!has_shape) return out + "[?]";
   out += "[";
@@ -100,39 +103,67 @@ class SessionImpl {
     }
   }
 
-  Status validate_inputs(const std::vector<NamedTensor>& given, std::vector<const Tensor*>& ordered) const {
+  // Sequence elements and optional contents: the element dtype must match; shapes are free.
+  static Status check_element(const TensorSpec& spec, const std::string& what, const Tensor& t, const std::string& expected) {
+    if (!t.defined())
+      return make_error(ErrorCode::kInvalidArgument, what + " is an undefined tensor", {}, expected);
+    if (spec.dtype != DataType::kUndefined && t.dtype() != spec.dtype)
+      return make_error(ErrorCode::kInvalidArgument, what + " has dtype " + dtype_name(t.dtype()) + ", expected " +
+                                                         dtype_name(spec.dtype), {}, expected);
+    if (t.numel() > 0 && (!t.raw() || t.buffer()->size() < t.byte_offset() + t.nbytes()))
+      return make_error(ErrorCode::kInvalidArgument, what + " has no data", {}, expected);
+    return {};
+  }
+
+  Status validate_values(const std::vector<NamedValue>& given, std::vector<const Value*>& ordered) const {
     const std::string expected = "the model expects " + specs_to_string(inputs);
     ordered.assign(inputs.size(), nullptr);
-    for (const auto& nt : given) {
+    for (const auto& nv : given) {
       size_t k = 0;
-      while (k < inputs.size() && inputs[k].name != nt.name) ++k;
+      while (k < inputs.size() && inputs[k].name != nv.name) ++k;
       if (k == inputs.size())
-        return make_error(ErrorCode::kInvalidArgument, "unknown input name '" + nt.name + "'", {}, expected);
+        return make_error(ErrorCode::kInvalidArgument, "unknown input name '" + nv.name + "'", {}, expected);
       if (ordered[k])
-        return make_error(ErrorCode::kInvalidArgument, "input '" + nt.name + "' is given twice", {}, expected);
+        return make_error(ErrorCode::kInvalidArgument, "input '" + nv.name + "' is given twice", {}, expected);
       const TensorSpec& spec = inputs[k];
-      const Tensor& t = nt.tensor;
-      const std::string got = std::string(dtype_name(t.dtype())) + shape_to_string(t.shape());
-      if (spec.dtype != DataType::kUndefined && t.dtype() != spec.dtype)
-        return make_error(ErrorCode::kInvalidArgument, "input '" + nt.name + "' has dtype " + dtype_name(t.dtype()) +
-                                                           ", expected " + dtype_name(spec.dtype), {}, expected);
-      if (spec.has_shape && t.rank() != static_cast<int64_t>(spec.dims.size()))
-        return make_error(ErrorCode::kInvalidArgument, "input '" + nt.name + "' has rank " + std::to_string(t.rank()) +
-                                                           " (" + got + "), expected rank " +
-                                                           std::to_string(spec.dims.size()), {}, expected);
-      if (spec.has_shape)
-        for (size_t d = 0; d < spec.dims.size(); ++d)
-          if (spec.dims[d] >= 0 && t.shape()[d] != spec.dims[d])
-            return make_error(ErrorCode::kInvalidArgument, "input '" + nt.name + "' has shape " + shape_to_string(t.shape()) +
-                                                               ", but dim " + std::to_string(d) + " must be " +
-                                                               std::to_string(spec.dims[d]), {}, expected);
-      if (t.numel() > 0 && (!t.raw() || t.buffer()->size() < t.byte_offset() + t.nbytes()))
-        return make_error(ErrorCode::kInvalidArgument, "input '" + nt.name + "' has no data", {}, expected);
-      ordered[k] = &t;
+      const Value& v = nv.value;
+      const bool ok_kind = spec.type == ValueType::kOptional ||
+                           (spec.type == ValueType::kSequence ? v.kind == Value::Kind::kSequence : v.kind == Value::Kind::kTensor);
+      if (!ok_kind)
+        return make_error(ErrorCode::kInvalidArgument, "input '" + nv.name + "' is a " + v.kind_name() + " value", {}, expected);
+      if (v.kind == Value::Kind::kSequence) {
+        for (size_t e = 0; e < v.elements.size(); ++e)
+          GB_RETURN_IF_ERROR(check_element(spec, "input '" + nv.name + "' element " + std::to_string(e), v.elements[e], expected));
+      } else if (v.kind == Value::Kind::kTensor && spec.type == ValueType::kOptional) {
+        GB_RETURN_IF_ERROR(check_element(spec, "input '" + nv.name + "'", v.tensor, expected));
+      } else if (v.kind == Value::Kind::kTensor) {
+        GB_RETURN_IF_ERROR(check_tensor(spec, nv.name, v.tensor, expected));
+      }
+      ordered[k] = &v;
     }
     for (size_t k = 0; k < inputs.size(); ++k)
       if (!ordered[k])
         return make_error(ErrorCode::kInvalidArgument, "missing input '" + inputs[k].name + "'", {}, expected);
+    return {};
+  }
+
+  static Status check_tensor(const TensorSpec& spec, const std::string& name, const Tensor& t, const std::string& expected) {
+    const std::string got = std::string(dtype_name(t.dtype())) + shape_to_string(t.shape());
+    if (spec.dtype != DataType::kUndefined && t.dtype() != spec.dtype)
+      return make_error(ErrorCode::kInvalidArgument, "input '" + name + "' has dtype " + dtype_name(t.dtype()) +
+                                                         ", expected " + dtype_name(spec.dtype), {}, expected);
+    if (spec.has_shape && t.rank() != static_cast<int64_t>(spec.dims.size()))
+      return make_error(ErrorCode::kInvalidArgument, "input '" + name + "' has rank " + std::to_string(t.rank()) +
+                                                         " (" + got + "), expected rank " +
+                                                         std::to_string(spec.dims.size()), {}, expected);
+    if (spec.has_shape)
+      for (size_t d = 0; d < spec.dims.size(); ++d)
+        if (spec.dims[d] >= 0 && t.shape()[d] != spec.dims[d])
+          return make_error(ErrorCode::kInvalidArgument, "input '" + name + "' has shape " + shape_to_string(t.shape()) +
+                                                             ", but dim " + std::to_string(d) + " must be " +
+                                                             std::to_string(spec.dims[d]), {}, expected);
+    if (t.numel() > 0 && (!t.raw() || t.buffer()->size() < t.byte_offset() + t.nbytes()))
+      return make_error(ErrorCode::kInvalidArgument, "input '" + name + "' has no data", {}, expected);
     return {};
   }
 
@@ -211,15 +242,17 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
   for (const auto& f : m.functions)
     return make_error(ErrorCode::kUnsupported, "model-local function '" + f + "' is not supported", path);
   for (const auto& vi : m.graph.inputs) {
-    if (!vi.is_tensor)
-      return make_error(ErrorCode::kUnsupported, "input '" + vi.name + "' is a " + vi.type_note + ", only tensors are supported", path);
+    if (!vi.supported_type)
+      return make_error(ErrorCode::kUnsupported, "input '" + vi.name + "' is a " + vi.type_note +
+                                                     ", only tensors, sequences of tensors and optionals are supported", path);
     if (vi.dtype == DataType::kString)
       return make_error(ErrorCode::kUnsupported, "input '" + vi.name + "' is a string tensor, not supported", path);
     impl->inputs.push_back(to_spec(vi));
   }
   for (const auto& vi : m.graph.outputs) {
-    if (!vi.is_tensor)
-      return make_error(ErrorCode::kUnsupported, "output '" + vi.name + "' is a " + vi.type_note + ", only tensors are supported", path);
+    if (!vi.supported_type)
+      return make_error(ErrorCode::kUnsupported, "output '" + vi.name + "' is a " + vi.type_note +
+                                                     ", only tensors, sequences of tensors and optionals are supported", path);
     if (vi.dtype == DataType::kString)
       return make_error(ErrorCode::kUnsupported, "output '" + vi.name + "' is a string tensor, not supported", path);
     impl->outputs.push_back(to_spec(vi));
@@ -261,9 +294,19 @@ const std::vector<PassLogEntry>& Session::pass_log() const { return impl_->pass_
 size_t Session::node_count() const { return impl_->base->steps.size(); }
 void Session::set_observer(NodeObserver observer) { impl_->observer = std::move(observer); }
 
-Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs, RunStats* stats) const {
+Result<std::vector<NamedValue>> Session::run_values(const std::vector<NamedValue>& inputs, RunStats* stats) const {
+  std::vector<const Value*> given;
+  GB_RETURN_IF_ERROR(impl_->validate_values(inputs, given));
+  // The plan cache keys on tensor shapes; non-tensor inputs count as an empty shape.
+  static const Tensor kNoTensor;
   std::vector<const Tensor*> ordered;
-  GB_RETURN_IF_ERROR(impl_->validate_inputs(inputs, ordered));
+  std::vector<Value> values;
+  ordered.reserve(given.size());
+  values.reserve(given.size());
+  for (const Value* v : given) {
+    ordered.push_back(v->kind == Value::Kind::kTensor ? &v->tensor : &kNoTensor);
+    values.push_back(*v);
+  }
   GB_ASSIGN_OR_RETURN(auto plan, impl_->plan_for(ordered));
   runtime::ExecuteOptions eo;
   eo.memory_limit_bytes = impl_->options.memory_limit_bytes;
@@ -277,14 +320,32 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   }
   if (memory) eo.plan = memory.get();
   else if (impl_->options.use_memory_plan) eo.record = &record;
-  GB_ASSIGN_OR_RETURN(auto outs, runtime::execute(*plan->graph, ordered, *impl_->pool, eo, stats));
+  GB_ASSIGN_OR_RETURN(auto outs, runtime::execute_values(*plan->graph, values, *impl_->pool, eo, stats));
   if (eo.record) {
     auto built = std::make_shared<const runtime::MemoryPlan>(runtime::build_memory_plan(record, plan->graph->last_use));
     std::lock_guard<std::mutex> lock(plan->mu);
     if (!plan->memory) plan->memory = std::move(built);
   }
-  std::vector<NamedTensor> named;
+  std::vector<NamedValue> named;
   for (size_t i = 0; i < outs.size(); ++i) named.push_back({impl_->outputs[i].name, std::move(outs[i])});
+  return named;
+}
+
+Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs, RunStats* stats) const {
+  for (const auto* specs : {&impl_->inputs, &impl_->outputs})
+    for (const auto& spec : *specs)
+      if (spec.type != ValueType::kTensor)
+        return make_error(ErrorCode::kUnsupported,
+                          std::string(specs == &impl_->inputs ? "input '" : "output '") + spec.name + "' is a " +
+                              spec.type_note + "; Session::run takes and returns tensors only",
+                          {}, "use Session::run_values()");
+  std::vector<NamedValue> values;
+  values.reserve(inputs.size());
+  for (const auto& nt : inputs) values.push_back({nt.name, Value::of(nt.tensor)});
+  GB_ASSIGN_OR_RETURN(auto outs, run_values(values, stats));
+  std::vector<NamedTensor> named;
+  named.reserve(outs.size());
+  for (auto& o : outs) named.push_back({std::move(o.name), std::move(o.value.tensor)});
   return named;
 }
 

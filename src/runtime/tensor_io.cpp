@@ -1,6 +1,8 @@
 #include "runtime/tensor_io.h"
 
 #include <onnx/onnx_pb.h>
+// After onnx_pb.h (it defines ONNX_API): SequenceProto, OptionalProto.
+#include <onnx/onnx-data.pb.h>
 
 #include <cstring>
 #include <fstream>
@@ -84,12 +86,9 @@ std::string npy_descr(DataType t) {
   return {};
 }
 
-Result<LoadedTensor> read_tensor_pb(const std::string& path) {
-  GB_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
-  onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes))
-    return make_error(ErrorCode::kInvalidArgument, "not a valid ONNX TensorProto file", path,
-                      "write it with onnx.numpy_helper.from_array(...).SerializeToString(), or pass a .npy file");
+namespace {
+
+Result<Tensor> convert_owned(const onnx::TensorProto& proto, const std::string& path) {
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
     return make_error(ErrorCode::kUnsupported, "tensor files with external data are not supported", path);
   if (proto.data_type() == onnx::TensorProto::STRING)
@@ -101,8 +100,57 @@ Result<LoadedTensor> read_tensor_pb(const std::string& path) {
   auto t = graph::convert_tensor(proto, ctx);
   if (!t.ok()) return std::move(t).take_error().with_where(path);
   // The converted tensor may borrow the proto's bytes: copy before the proto goes away.
-  GB_ASSIGN_OR_RETURN(Tensor owned, t->clone());
+  return t->clone();
+}
+
+Result<Value> convert_sequence(const onnx::SequenceProto& seq, const std::string& path) {
+  if (seq.elem_type() != onnx::SequenceProto::TENSOR && seq.elem_type() != onnx::SequenceProto::UNDEFINED)
+    return make_error(ErrorCode::kUnsupported,
+                      "sequence element type " + std::to_string(seq.elem_type()) + " is not supported (tensors only)", path);
+  std::vector<Tensor> elements;
+  elements.reserve(static_cast<size_t>(seq.tensor_values_size()));
+  for (const auto& tp : seq.tensor_values()) {
+    GB_ASSIGN_OR_RETURN(Tensor t, convert_owned(tp, path));
+    elements.push_back(std::move(t));
+  }
+  return Value::sequence(std::move(elements));
+}
+
+}  // namespace
+
+Result<LoadedTensor> read_tensor_pb(const std::string& path) {
+  GB_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes))
+    return make_error(ErrorCode::kInvalidArgument, "not a valid ONNX TensorProto file", path,
+                      "write it with onnx.numpy_helper.from_array(...).SerializeToString(), or pass a .npy file");
+  GB_ASSIGN_OR_RETURN(Tensor owned, convert_owned(proto, path));
   return LoadedTensor{proto.name(), std::move(owned)};
+}
+
+Result<Value> read_value_pb(const std::string& path, ValueType type) {
+  if (type == ValueType::kTensor) {
+    GB_ASSIGN_OR_RETURN(LoadedTensor t, read_tensor_pb(path));
+    return Value::of(std::move(t.tensor));
+  }
+  GB_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  if (type == ValueType::kSequence) {
+    onnx::SequenceProto seq;
+    if (!seq.ParseFromString(bytes)) return make_error(ErrorCode::kInvalidArgument, "not a valid ONNX SequenceProto file", path);
+    return convert_sequence(seq, path);
+  }
+  onnx::OptionalProto opt;
+  if (!opt.ParseFromString(bytes)) return make_error(ErrorCode::kInvalidArgument, "not a valid ONNX OptionalProto file", path);
+  if (opt.has_tensor_value()) {
+    GB_ASSIGN_OR_RETURN(Tensor t, convert_owned(opt.tensor_value(), path));
+    return Value::of(std::move(t));
+  }
+  if (opt.has_sequence_value()) return convert_sequence(opt.sequence_value(), path);
+  if (opt.elem_type() == onnx::OptionalProto::TENSOR || opt.elem_type() == onnx::OptionalProto::SEQUENCE ||
+      opt.elem_type() == onnx::OptionalProto::UNDEFINED)
+    return Value::none();
+  return make_error(ErrorCode::kUnsupported,
+                    "optional element type " + std::to_string(opt.elem_type()) + " is not supported", path);
 }
 
 Result<Tensor> read_npy(const std::string& path) {

@@ -6,6 +6,7 @@
 
 #include "glassbox/error.h"
 #include "glassbox/tensor.h"
+#include "glassbox/value.h"
 
 namespace glassbox::runtime {
 
@@ -18,6 +19,9 @@ struct LoadedTensor {
 Result<LoadedTensor> read_tensor_file(const std::string& path);
 Result<LoadedTensor> read_tensor_pb(const std::string& path);
 Result<Tensor> read_npy(const std::string& path);
+// A TensorProto, SequenceProto or OptionalProto file, as the declared type says
+// (the backend test data's input_<i>.pb / output_<i>.pb for non-tensor values).
+Result<Value> read_value_pb(const std::string& path, ValueType type);
 
 Status write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name);
 Status write_npy(const std::string& path, const Tensor& t);
