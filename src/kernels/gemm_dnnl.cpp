@@ -68,8 +68,9 @@ dnnl::stream& thread_stream() {
   return s;
 }
 
-// Per-thread scratchpad, grown on demand.
-void* thread_scratch(size_t bytes) {
+// A per-thread, 64-byte aligned buffer grown on demand; each Tag is a separate buffer.
+template <int Tag>
+void* thread_buffer(size_t bytes) {
   thread_local std::shared_ptr<void> buf;
   thread_local size_t size = 0;
   if (bytes > size) {
@@ -79,16 +80,11 @@ void* thread_scratch(size_t bytes) {
   return buf.get();
 }
 
+// Per-thread oneDNN scratchpad.
+void* thread_scratch(size_t bytes) { return thread_buffer<0>(bytes); }
+
 // Per-thread dense output tile for gemm_f32_packed.
-void* thread_tile(size_t bytes) {
-  thread_local std::shared_ptr<void> buf;
-  thread_local size_t size = 0;
-  if (bytes > size) {
-    size = (bytes + 4095) / 4096 * 4096;
-    buf.reset(std::aligned_alloc(64, size), std::free);
-  }
-  return buf.get();
-}
+void* thread_tile(size_t bytes) { return thread_buffer<1>(bytes); }
 
 dnnl::memory::desc matrix_desc(int64_t batch, int64_t rows, int64_t cols, bool trans, int64_t ld, int64_t bstride) {
   // Logical [batch, rows, cols]; stored row-major with leading dim ld, or transposed.

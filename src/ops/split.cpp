@@ -5,6 +5,7 @@
 
 #include "kernels/data_movement.h"
 #include "ops/nn_args.h"
+#include "ops/split_sizes.h"
 
 namespace glassbox::ops {
 namespace {
@@ -40,16 +41,7 @@ class SplitOp final : public Op {
       return nn::node_error(ctx, ErrorCode::kInvalidArgument,
                             "split has " + std::to_string(split.size()) + " entries for " + std::to_string(n_out) +
                                 " outputs");
-    int64_t sum = 0;
-    for (int64_t s : split) {
-      if (s < 0 || s > dim)  // also keeps the sum below from overflowing
-        return nn::node_error(ctx, ErrorCode::kInvalidArgument,
-                              "split size " + std::to_string(s) + " is outside [0, " + std::to_string(dim) + "]");
-      sum += s;
-    }
-    if (sum != dim)
-      return nn::node_error(ctx, ErrorCode::kInvalidArgument,
-                            "split sizes sum to " + std::to_string(sum) + " but axis dim is " + std::to_string(dim));
+    GB_RETURN_IF_ERROR(check_split_sizes(ctx, split, dim));
     const size_t es = dtype_size(x->dtype());
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= x->shape()[d];

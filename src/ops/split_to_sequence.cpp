@@ -3,6 +3,7 @@
 // the last one smaller when the dim is not divisible; a 1-D tensor: the piece sizes.
 #include "kernels/data_movement.h"
 #include "ops/sequence_util.h"
+#include "ops/split_sizes.h"
 
 namespace glassbox::ops {
 namespace {
@@ -31,16 +32,7 @@ class SplitToSequenceOp final : public Op {
           return nn::node_error(ctx, ErrorCode::kInvalidArgument, "split " + std::to_string(k) + " must be positive");
         for (int64_t done = 0; done < dim; done += k) sizes.push_back(std::min(k, dim - done));
       } else if (s->rank() == 1) {
-        int64_t sum = 0;
-        for (int64_t v : split) {
-          if (v < 0 || v > dim)
-            return nn::node_error(ctx, ErrorCode::kInvalidArgument,
-                                  "split size " + std::to_string(v) + " is outside [0, " + std::to_string(dim) + "]");
-          sum += v;
-        }
-        if (sum != dim)
-          return nn::node_error(ctx, ErrorCode::kInvalidArgument,
-                                "split sizes sum to " + std::to_string(sum) + " but axis dim is " + std::to_string(dim));
+        GB_RETURN_IF_ERROR(check_split_sizes(ctx, split, dim));
         sizes = std::move(split);
       } else {
         return nn::node_error(ctx, ErrorCode::kInvalidArgument,

@@ -45,16 +45,21 @@ onnx::ModelProto affine_model(float shift) {
 
 }  // namespace
 
-TEST(Numerics, NamesTheNodeThatCreatesNaN) {
-  // x in [-1, 1) -> Sub 10 (all negative) -> Log (NaN here) -> Relu
+// x[2, 3] in [-1, 1) -> Sub 10 (all negative) -> Log "the_log" (NaN here) [-> Relu "after"] -> y
+static onnx::ModelProto nan_model(bool relu_after) {
   auto m = make_model(14);
   auto* g = m.mutable_graph();
   add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
   add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {2, 3});
   add_scalar(g, "ten", 10.f);
   add_node(g, "Sub", {"x", "ten"}, {"negative"}, "make_negative");
-  add_node(g, "Log", {"negative"}, {"logged"}, "the_log");
-  add_node(g, "Relu", {"logged"}, {"y"}, "after");
+  add_node(g, "Log", {"negative"}, {relu_after ? "logged" : "y"}, "the_log");
+  if (relu_after) add_node(g, "Relu", {"logged"}, {"y"}, "after");
+  return m;
+}
+
+TEST(Numerics, NamesTheNodeThatCreatesNaN) {
+  auto m = nan_model(/*relu_after=*/true);
   TempDir dir;
   SessionOptions opts;
   opts.opt_level = 0;
@@ -191,13 +196,7 @@ TEST(Bench, CheckNumericsTimesTheRunsWithTheChecker) {
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   EXPECT_EQ(diag::bench_to_json(*r)["check_numerics"], true);
   // A model that produces a NaN (Log of a negative) fails the checked bench naming the node.
-  auto m = make_model(14);
-  auto* g = m.mutable_graph();
-  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
-  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {2, 3});
-  add_scalar(g, "ten", 10.f);
-  add_node(g, "Sub", {"x", "ten"}, {"negative"}, "make_negative");
-  add_node(g, "Log", {"negative"}, {"y"}, "the_log");
+  auto m = nan_model(/*relu_after=*/false);
   SessionOptions so;
   so.opt_level = 0;
   auto bad = diag::bench_model(write_model(m, dir.file("nan.onnx")), so, {}, {}, bo);
