@@ -7,14 +7,9 @@
 namespace glassbox::ops {
 namespace {
 
-struct ConvIntegerAttrs {
-  nn::SpatialAttrs spatial;  // auto_pad, kernel_shape, strides, dilations, pads
-  int64_t group = 1;         // channel groups; C and M must both divide by it
-};
-
 class ConvIntegerOp final : public Op {
  public:
-  explicit ConvIntegerOp(ConvIntegerAttrs a) : a_(std::move(a)) {}
+  explicit ConvIntegerOp(quant::IntegerConvAttrs a) : a_(std::move(a)) {}
   Status compute(ComputeContext& ctx) const override {
     GB_ASSIGN_OR_RETURN(const Tensor* x, nn::need_input(ctx, 0, "x"));
     GB_ASSIGN_OR_RETURN(const Tensor* w, nn::need_input(ctx, 1, "w"));
@@ -33,17 +28,13 @@ class ConvIntegerOp final : public Op {
   }
 
  private:
-  ConvIntegerAttrs a_;
+  quant::IntegerConvAttrs a_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Op>> create_ConvInteger(const graph::Node& node, int64_t) {
-  GB_RETURN_IF_ERROR(check_known_attrs(node, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}));
-  ConvIntegerAttrs a;
-  GB_ASSIGN_OR_RETURN(a.spatial, nn::parse_spatial_attrs(node));
-  GB_ASSIGN_OR_RETURN(a.group, attr_int(node, "group", 1));
-  if (a.group < 1) return make_error(ErrorCode::kInvalidModel, "group must be >= 1");
+  GB_ASSIGN_OR_RETURN(quant::IntegerConvAttrs a, quant::parse_integer_conv_attrs(node));
   return std::unique_ptr<Op>(new ConvIntegerOp(std::move(a)));
 }
 

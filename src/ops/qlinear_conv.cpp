@@ -9,11 +9,6 @@
 namespace glassbox::ops {
 namespace {
 
-struct QLinearConvAttrs {
-  nn::SpatialAttrs spatial;  // auto_pad, kernel_shape, strides, dilations, pads
-  int64_t group = 1;         // channel groups; C and M must both divide by it
-};
-
 Result<std::vector<float>> read_scales(const ComputeContext& ctx, const Tensor& s, int64_t per_channel_len,
                                        const char* what) {
   if (s.dtype() != DataType::kFloat32)
@@ -29,7 +24,7 @@ Result<std::vector<float>> read_scales(const ComputeContext& ctx, const Tensor& 
 
 class QLinearConvOp final : public Op {
  public:
-  explicit QLinearConvOp(QLinearConvAttrs a) : a_(std::move(a)) {}
+  explicit QLinearConvOp(quant::IntegerConvAttrs a) : a_(std::move(a)) {}
   Status compute(ComputeContext& ctx) const override {
     const char* names[] = {"x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale", "y_zero_point"};
     const Tensor* in[8];
@@ -83,17 +78,13 @@ class QLinearConvOp final : public Op {
   }
 
  private:
-  QLinearConvAttrs a_;
+  quant::IntegerConvAttrs a_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Op>> create_QLinearConv(const graph::Node& node, int64_t) {
-  GB_RETURN_IF_ERROR(check_known_attrs(node, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}));
-  QLinearConvAttrs a;
-  GB_ASSIGN_OR_RETURN(a.spatial, nn::parse_spatial_attrs(node));
-  GB_ASSIGN_OR_RETURN(a.group, attr_int(node, "group", 1));
-  if (a.group < 1) return make_error(ErrorCode::kInvalidModel, "group must be >= 1");
+  GB_ASSIGN_OR_RETURN(quant::IntegerConvAttrs a, quant::parse_integer_conv_attrs(node));
   return std::unique_ptr<Op>(new QLinearConvOp(std::move(a)));
 }
 

@@ -72,6 +72,21 @@ inline Result<QuantParams> read_quant_params(const ComputeContext& ctx, const Te
   return q;
 }
 
+// Attributes of the integer convolutions (ConvInteger, QLinearConv): Conv's spatial ones and group.
+struct IntegerConvAttrs {
+  nn::SpatialAttrs spatial;  // auto_pad, kernel_shape, strides, dilations, pads
+  int64_t group = 1;         // channel groups; C and M must both divide by it
+};
+
+inline Result<IntegerConvAttrs> parse_integer_conv_attrs(const graph::Node& node) {
+  GB_RETURN_IF_ERROR(check_known_attrs(node, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}));
+  IntegerConvAttrs a;
+  GB_ASSIGN_OR_RETURN(a.spatial, nn::parse_spatial_attrs(node));
+  GB_ASSIGN_OR_RETURN(a.group, attr_int(node, "group", 1));
+  if (a.group < 1) return make_error(ErrorCode::kInvalidModel, "group must be >= 1");
+  return a;
+}
+
 // Geometry of ConvInteger / QLinearConv: X [N, C, spatial...], W [M, C/group, kernel...].
 inline Result<kernels::ConvGeometry> integer_conv_geometry(const ComputeContext& ctx, const nn::SpatialAttrs& sa,
                                                            int64_t group, const Tensor& x, const Tensor& w,
