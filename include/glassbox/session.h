@@ -102,6 +102,24 @@ struct RunStats {
   int64_t nodes_executed = 0;  // after passes, incl. per-signature shape folding
 };
 
+// Session::run_unpadded: how a right-padded batch is split into its sequences.
+// Each field: default, then why.
+struct UnpadOptions {
+  // The [batch, seq] input whose rows are ones (real tokens) followed by zeros (padding).
+  // "attention_mask": the name Hugging Face exports (torch.onnx, Optimum) give it.
+  std::string mask_input = "attention_mask";
+  // Each sequence runs at its length rounded up to this multiple (capped at the padded
+  // length); the extra positions stay masked. 1 = exact lengths (least compute). A larger
+  // multiple bounds the distinct shapes, hence plans (one per length, plan_cache_size),
+  // when lengths vary a lot (a server, a pipeline): 8 gives at most 64 for 512 tokens.
+  int64_t length_multiple = 1;
+  // true: the pool's threads take sequences longest first, each running one sequence on
+  // its own thread (no intra-op synchronisation; at batch 8 x 16..128 tokens this beat
+  // intra-op threading, docs/benchmarks.md). false: one sequence at a time on all threads
+  // (better when there are fewer sequences than threads or sequences are long).
+  bool sequences_in_parallel = true;
+};
+
 class SessionImpl;
 
 class Session {
@@ -129,6 +147,21 @@ class Session {
   // The same for any model: sequence inputs take Value::sequence, optional inputs
   // a tensor, a sequence or Value::none(); outputs likewise.
   Result<std::vector<NamedValue>> run_values(const std::vector<NamedValue>& inputs, RunStats* stats = nullptr) const;
+
+  // Runs a right-padded batch without computing on its padding (e.g. 8 sentences
+  // padded to the longest). The mask input (unpad.mask_input, [batch, seq]) gives each
+  // row's length: every row must be ones then zeros, with at least one 1 (left padding
+  // and holes are refused, naming the row). Inputs shaped [batch, seq, ...] are cut to
+  // [1, len, ...], inputs shaped [batch, ...] to [1, ...]; other inputs go to every
+  // sequence unchanged. Each sequence runs on its own length; outputs shaped
+  // [1, len, ...] are scattered into [batch, seq, ...] with 0 at padded positions,
+  // outputs shaped [1, ...] (pooled, logits) are stacked into [batch, ...]; any other
+  // output is refused by name. On the real tokens the outputs equal run() on the padded
+  // batch for a model whose attention masks padding (BERT-style encoders); a model that
+  // lets padding influence real tokens gives different results: check before using it.
+  // stats: elapsed wall time, the largest arena, the sum of nodes executed.
+  Result<std::vector<NamedTensor>> run_unpadded(const std::vector<NamedTensor>& inputs, const UnpadOptions& unpad = {},
+                                                RunStats* stats = nullptr) const;
 
   // Attaches (or with nullptr detaches) the per-node observer. Not thread-safe
   // with respect to run(): attach before running.

@@ -1,5 +1,6 @@
 // glassbox bench MODEL.onnx [--input NAME=FILE ...] [--shape NAME=1x128 ...] [--repeat N] [--warmup N]
 //   [--threads N] [--opt-level L] [--sweep opt-level] [--json] [--output-dir DIR]
+//   [--unpad-mask NAME [--unpad-multiple N] [--unpad-serial]]
 #include <filesystem>
 #include <iostream>
 
@@ -18,6 +19,8 @@ struct BenchArgs {
   std::string sweep;
   bool json = false;
   std::string output_dir;  // empty: outputs are not written
+  std::string unpad_mask;  // empty: padded runs
+  bool unpad_serial = false;
 };
 
 // Writes the last timed run's outputs as output_<i>.npy (for comparisons with a peer).
@@ -40,8 +43,16 @@ void bench_command(const BenchArgs& a) {
   opts.threads = a.threads;
   opts.opt_level = a.opt_level;
   opts.disabled_passes = a.disabled_passes;
+  diag::BenchOptions bench = a.bench;
+  if (!a.unpad_mask.empty()) {
+    bench.unpadded = true;
+    bench.unpad.mask_input = a.unpad_mask;
+    bench.unpad.sequences_in_parallel = !a.unpad_serial;
+  } else if (a.unpad_serial || bench.unpad.length_multiple != 1) {
+    cli::fail("bench", make_error(ErrorCode::kInvalidArgument, "--unpad-multiple and --unpad-serial need --unpad-mask NAME"));
+  }
   if (a.sweep.empty()) {
-    auto r = diag::bench_model(a.model, opts, a.inputs, a.shapes, a.bench);
+    auto r = diag::bench_model(a.model, opts, a.inputs, a.shapes, bench);
     if (!r.ok()) cli::fail("bench", r.error());
     if (!a.output_dir.empty()) write_outputs(a.output_dir, r->outputs);
     if (a.json) std::cout << diag::bench_to_json(*r).dump(2) << "\n";
@@ -55,7 +66,7 @@ void bench_command(const BenchArgs& a) {
   std::vector<NamedTensor> reference;
   for (int level = 0; level <= 2; ++level) {
     opts.opt_level = level;
-    auto r = diag::bench_model(a.model, opts, a.inputs, a.shapes, a.bench);
+    auto r = diag::bench_model(a.model, opts, a.inputs, a.shapes, bench);
     if (!r.ok()) cli::fail("bench", std::move(r).take_error().with_where("opt-level " + std::to_string(level)));
     double max_abs = 0, max_rel = 0;
     if (level == 0) reference = r->outputs;
@@ -98,6 +109,15 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--check-numerics", a->bench.check_numerics,
                  "time the runs with the NaN/Inf checker of `run --check-numerics` attached, to measure its cost "
                  "(default: off)");
+  cmd->add_option("--unpad-mask", a->unpad_mask,
+                  "run with Session::run_unpadded: NAME is the [batch, seq] mask of a right-padded batch; each "
+                  "sequence runs on its real length (default: off, the padded batch runs as given)");
+  cmd->add_option("--unpad-multiple", a->bench.unpad.length_multiple,
+                  "with --unpad-mask: round each length up to this multiple (default 1 = exact)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--unpad-serial", a->unpad_serial,
+                "with --unpad-mask: one sequence at a time on all threads instead of one sequence per thread "
+                "(default: off)");
   cmd->add_flag("--json", a->json, "print the stable JSON report (schema glassbox.bench/1; default: text)");
   cmd->callback([a] { bench_command(*a); });
 }

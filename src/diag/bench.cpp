@@ -126,18 +126,23 @@ Result<BenchResult> bench_model(const std::string& model, const SessionOptions& 
   r.session_options = session.options();
   GB_ASSIGN_OR_RETURN(auto inputs, prepare_inputs(session, input_args, shape_args, bench.seed, &r.inputs));
 
+  auto run = [&](RunStats* st) {
+    return bench.unpadded ? session.run_unpadded(inputs, bench.unpad, st) : session.run(inputs, st);
+  };
+  r.unpadded = bench.unpadded;
+  r.unpad = bench.unpad;
   RunStats stats;
   t0 = Clock::now();
-  GB_ASSIGN_OR_RETURN(auto first, session.run(inputs, &stats));
+  GB_ASSIGN_OR_RETURN(auto first, run(&stats));
   r.first_run_ms = ms_since(t0);
   r.check_numerics = bench.check_numerics;
   if (bench.check_numerics) session.set_observer(runtime::make_numerics_checker());
-  for (int i = 0; i < bench.warmup; ++i) GB_RETURN_IF_ERROR(session.run(inputs, &stats).status());
+  for (int i = 0; i < bench.warmup; ++i) GB_RETURN_IF_ERROR(run(&stats).status());
   r.repeat = bench.repeat;
   r.warmup = bench.warmup;
   for (int i = 0; i < bench.repeat; ++i) {
     t0 = Clock::now();
-    auto outs = session.run(inputs, &stats);
+    auto outs = run(&stats);
     r.latencies_ms.push_back(ms_since(t0));
     if (!outs.ok()) return std::move(outs).take_error();
     if (i + 1 == bench.repeat) r.outputs = std::move(outs).value();
@@ -170,7 +175,7 @@ Result<BenchResult> bench_model(const std::string& model, const SessionOptions& 
     flops += node_flops(e.op_type, e.inputs, e.outputs);
     return {};
   });
-  for (int i = 0; i < runs; ++i) GB_RETURN_IF_ERROR(session.run(inputs).status());
+  for (int i = 0; i < runs; ++i) GB_RETURN_IF_ERROR(run(nullptr).status());
   session.set_observer(nullptr);
   r.gflop = flops / runs / 1e9;
   if (r.p50 > 0) r.gflops_per_s = r.gflop / (r.p50 / 1e3);
@@ -202,6 +207,11 @@ nlohmann::ordered_json bench_to_json(const BenchResult& r) {
   j["warmup"] = r.warmup;
   j["repeat"] = r.repeat;
   j["check_numerics"] = r.check_numerics;
+  if (r.unpadded)
+    j["unpadded"] = {{"mask_input", r.unpad.mask_input}, {"length_multiple", r.unpad.length_multiple},
+                     {"sequences_in_parallel", r.unpad.sequences_in_parallel}};
+  else
+    j["unpadded"] = nullptr;
   j["latency_ms"] = {{"p50", r.p50}, {"p95", r.p95}, {"p99", r.p99}, {"max", r.max}, {"min", r.min}, {"mean", r.mean}};
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   j["arena_bytes"] = r.arena_bytes;
@@ -228,6 +238,10 @@ std::string bench_to_text(const BenchResult& r) {
   s << "\nload         " << r.load_ms << " ms\nfirst run    " << r.first_run_ms << " ms\n";
   s << "latency      p50 " << r.p50 << "  p95 " << r.p95 << "  p99 " << r.p99 << "  max " << r.max << " ms  (" << r.repeat
     << " runs after " << r.warmup << " warm-up" << (r.check_numerics ? ", with the numerics checker" : "") << ")\n";
+  if (r.unpadded)
+    s << "unpadded     mask " << r.unpad.mask_input << ", length multiple " << r.unpad.length_multiple
+      << (r.unpad.sequences_in_parallel ? ", sequences in parallel (one thread each)" : ", one sequence at a time")
+      << "\n";
   s << "memory       peak RSS " << r.peak_rss_bytes / (1 << 20) << " MiB, arena " << r.arena_bytes / (1 << 20)
     << " MiB, peak tensors " << r.peak_tensor_bytes / (1 << 20) << " MiB\n";
   s << "compute      " << r.gflop << " GFLOP/run, " << r.gflops_per_s << " GFLOP/s at p50\n";

@@ -19,6 +19,8 @@ struct BenchOptions {
   int profile_runs = 3;     // observed runs averaged for the per-op table (never mixed into latencies)
   uint64_t seed = 0;        // for generated inputs
   bool check_numerics = false;  // timed runs carry the NaN/Inf checker of `run --check-numerics` (measures its cost)
+  bool unpadded = false;    // runs use Session::run_unpadded(unpad): variable-length batches without padding compute
+  UnpadOptions unpad;       // mask input, length multiple, sequences in parallel (used when unpadded)
 };
 
 struct OpTime {
@@ -35,6 +37,8 @@ struct BenchResult {
   double first_run_ms = 0;
   int repeat = 0, warmup = 0;
   bool check_numerics = false;  // the timed runs carried the numerics checker
+  bool unpadded = false;        // runs used run_unpadded(unpad)
+  UnpadOptions unpad;
   std::vector<double> latencies_ms;  // sorted
   double p50 = 0, p95 = 0, p99 = 0, max = 0, min = 0, mean = 0;
   int64_t peak_rss_bytes = 0;

@@ -12,6 +12,7 @@
 #include "graph/loader.h"
 #include "graph/passes/passes.h"
 #include "runtime/executor.h"
+#include "runtime/session_internal.h"
 
 namespace glassbox {
 
@@ -295,6 +296,17 @@ size_t Session::node_count() const { return impl_->base->steps.size(); }
 void Session::set_observer(NodeObserver observer) { impl_->observer = std::move(observer); }
 
 Result<std::vector<NamedValue>> Session::run_values(const std::vector<NamedValue>& inputs, RunStats* stats) const {
+  return runtime::run_values_on(*impl_, inputs, *impl_->pool, stats);
+}
+
+namespace runtime {
+
+ThreadPool& session_pool(SessionImpl& impl) { return *impl.pool; }
+bool has_observer(const SessionImpl& impl) { return static_cast<bool>(impl.observer); }
+
+Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vector<NamedValue>& inputs, ThreadPool& pool,
+                                              RunStats* stats) {
+  SessionImpl* impl_ = &impl;
   std::vector<const Value*> given;
   GB_RETURN_IF_ERROR(impl_->validate_values(inputs, given));
   // The plan cache keys on tensor shapes; non-tensor inputs count as an empty shape.
@@ -320,7 +332,7 @@ Result<std::vector<NamedValue>> Session::run_values(const std::vector<NamedValue
   }
   if (memory) eo.plan = memory.get();
   else if (impl_->options.use_memory_plan) eo.record = &record;
-  GB_ASSIGN_OR_RETURN(auto outs, runtime::execute_values(*plan->graph, values, *impl_->pool, eo, stats));
+  GB_ASSIGN_OR_RETURN(auto outs, runtime::execute_values(*plan->graph, values, pool, eo, stats));
   if (eo.record) {
     auto built = std::make_shared<const runtime::MemoryPlan>(runtime::build_memory_plan(record, plan->graph->last_use));
     std::lock_guard<std::mutex> lock(plan->mu);
@@ -331,7 +343,9 @@ Result<std::vector<NamedValue>> Session::run_values(const std::vector<NamedValue
   return named;
 }
 
-Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs, RunStats* stats) const {
+Result<std::vector<NamedTensor>> run_tensors_on(SessionImpl& impl, const std::vector<NamedTensor>& inputs, ThreadPool& pool,
+                                                RunStats* stats) {
+  SessionImpl* impl_ = &impl;
   for (const auto* specs : {&impl_->inputs, &impl_->outputs})
     for (const auto& spec : *specs)
       if (spec.type != ValueType::kTensor)
@@ -342,11 +356,17 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   std::vector<NamedValue> values;
   values.reserve(inputs.size());
   for (const auto& nt : inputs) values.push_back({nt.name, Value::of(nt.tensor)});
-  GB_ASSIGN_OR_RETURN(auto outs, run_values(values, stats));
+  GB_ASSIGN_OR_RETURN(auto outs, run_values_on(impl, values, pool, stats));
   std::vector<NamedTensor> named;
   named.reserve(outs.size());
   for (auto& o : outs) named.push_back({std::move(o.name), std::move(o.value.tensor)});
   return named;
+}
+
+}  // namespace runtime
+
+Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs, RunStats* stats) const {
+  return runtime::run_tensors_on(*impl_, inputs, *impl_->pool, stats);
 }
 
 }  // namespace glassbox
