@@ -29,6 +29,11 @@ struct PipelineDecisions {
   bool normalize = false;                      // embed only: L2-normalize vectors
   std::vector<std::string> labels;             // classify: label of each logit
   uint32_t pad_id = 0;                         // id used to pad batches (attention mask 0)
+  // Batches of texts of different lengths run with Session::run_unpadded (each text on its
+  // real length, no compute on padding; lengths rounded up to a multiple of 8). glassbox.json
+  // "unpadded_batches" declares it; absent: on when, at load, a probe batch gives the padded
+  // run's result (1e-4 relative) on its real tokens (the model masks padding).
+  bool unpadded_batches = false;
 };
 
 // How one decision was reached: "glassbox.json", "config.json id2label", ...

@@ -246,6 +246,11 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
     d.push_back({"pooling", rank2 ? "none" : "mean",
                  rank2 ? "model output is already [batch, hidden]" : "default: mean over real tokens (sentence-transformers)"});
   }
+  GB_ASSIGN_OR_RETURN(auto unpadded, get_opt<bool>(g, "unpadded_batches", gj_path));
+  if (unpadded) {  // absent: Pipeline::load probes the model
+    dec.unpadded_batches = *unpadded;
+    d.push_back({"unpadded_batches", *unpadded ? "true" : "false", gj});
+  }
   GB_ASSIGN_OR_RETURN(auto normalize, get_opt<bool>(g, "normalize", gj_path));
   if (auto& n = normalize) {
     dec.normalize = *n;

@@ -71,8 +71,13 @@ Result<Encoded> encode_one(const Pipeline::Impl& p, const PipelineInput& in, siz
   return Encoded{std::move(cut).value(), len - kept};
 }
 
-// Runs one padded batch; returns the model outputs.
-Result<std::vector<NamedTensor>> run_batch(const Pipeline::Impl& p, const std::vector<Encoded>& batch) {
+// Lengths are rounded up to a multiple of this in unpadded batches: at most 16 distinct
+// shapes (plans) for texts up to 128 tokens, at most 7 masked positions computed per text.
+constexpr int64_t kUnpadLengthMultiple = 8;
+
+// Builds the padded batch (right padding, attention mask 0) and runs it: padded, or
+// unpadded when `unpadded` and the lengths differ. Returns the model outputs.
+Result<std::vector<NamedTensor>> run_batch_as(const Pipeline::Impl& p, const std::vector<Encoded>& batch, bool unpadded) {
   size_t longest = 0;
   for (const auto& e : batch) longest = std::max(longest, e.enc.size());
   const int64_t b = static_cast<int64_t>(batch.size()), s = static_cast<int64_t>(longest);
@@ -103,7 +108,17 @@ Result<std::vector<NamedTensor>> run_batch(const Pipeline::Impl& p, const std::v
                         p.files.model_path, "text pipelines feed int64 or int32 ids");
     inputs.push_back({spec.name, std::move(t)});
   }
-  GB_ASSIGN_OR_RETURN(auto outs, p.session.run(inputs));
+  bool ragged = false;
+  for (const auto& e : batch) ragged = ragged || e.enc.size() != longest;
+  std::vector<NamedTensor> outs;
+  if (unpadded && ragged) {
+    UnpadOptions u;
+    u.mask_input = "attention_mask";
+    u.length_multiple = kUnpadLengthMultiple;
+    GB_ASSIGN_OR_RETURN(outs, p.session.run_unpadded(inputs, u));
+  } else {
+    GB_ASSIGN_OR_RETURN(outs, p.session.run(inputs));
+  }
   for (const auto& o : outs) {
     if (o.tensor.dtype() != DataType::kFloat32) continue;
     const float* v = o.tensor.data<float>();
@@ -113,6 +128,54 @@ Result<std::vector<NamedTensor>> run_batch(const Pipeline::Impl& p, const std::v
                           "run `glassbox run --check-numerics` on this input to find the node that produces it");
   }
   return outs;
+}
+
+Result<std::vector<NamedTensor>> run_batch(const Pipeline::Impl& p, const std::vector<Encoded>& batch) {
+  return run_batch_as(p, batch, p.decisions.unpadded_batches);
+}
+
+// Whether run_unpadded gives the padded result for this model: a 2-text probe batch (a
+// sentence and its first half) run both ways, compared on the real tokens. Returns the
+// derivation text; sets `on`.
+Result<std::string> probe_unpadded(const Pipeline::Impl& p, bool& on) {
+  on = false;
+  bool has_mask = false;
+  for (const auto& spec : p.session.inputs()) has_mask = has_mask || spec.name == "attention_mask";
+  if (!has_mask) return std::string("the model has no attention_mask input");
+  PipelineInput probe{"The quick brown fox jumps over the lazy dog while glassbox checks how padding is masked.", {}};
+  GB_ASSIGN_OR_RETURN(Encoded full, encode_one(p, probe, 0));
+  const size_t n = full.enc.size();
+  if (n < 3) return std::string("the probe text encodes to fewer than 3 tokens");
+  Encoded half = full;
+  half.enc.ids.resize(n / 2);
+  half.enc.type_ids.resize(n / 2);
+  half.enc.attention_mask.resize(n / 2);
+  const std::vector<Encoded> batch = {full, half};
+  GB_ASSIGN_OR_RETURN(auto padded, run_batch_as(p, batch, false));
+  auto tried = run_batch_as(p, batch, true);
+  if (!tried.ok()) return "probe at load: run_unpadded refused the model: " + tried.error().what;
+  auto unpadded = std::move(tried).value();
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < padded.size(); ++i) {
+    const Tensor& a = unpadded[i].tensor;
+    const Tensor& b = padded[i].tensor;
+    if (a.shape() != b.shape() || a.dtype() != b.dtype())
+      return "probe at load: output '" + padded[i].name + "' differs in shape";
+    if (b.dtype() != DataType::kFloat32) continue;
+    const bool tokens = b.rank() >= 3 && b.shape()[1] == static_cast<int64_t>(n);
+    const int64_t inner = tokens ? b.numel() / (2 * static_cast<int64_t>(n)) : 1;
+    for (int64_t k = 0; k < b.numel(); ++k) {
+      if (tokens && (k / inner) >= static_cast<int64_t>(n) + static_cast<int64_t>(n / 2)) continue;  // row 1 padding
+      diff = std::max(diff, std::fabs(double(a.data<float>()[k]) - b.data<float>()[k]));
+      scale = std::max(scale, std::fabs(double(b.data<float>()[k])));
+    }
+  }
+  char rel[32];
+  snprintf(rel, sizeof rel, "%.1e", diff / scale);
+  on = diff / scale <= 1e-4;
+  return "probe at load: texts of " + std::to_string(n) + " and " +
+         std::to_string(n / 2) + " tokens run padded and unpadded differ by " + rel +
+         (on ? " <= 1e-4 (relative) on real tokens" : " > 1e-4: the model lets padding change real tokens");
 }
 
 const NamedTensor* pick_output(const std::vector<NamedTensor>& outs, std::initializer_list<const char*> names, int64_t rank) {
@@ -173,8 +236,16 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
                               std::to_string(rows) + " rows",
                           model_dir, "use the tokenizer.json the model was trained with");
   }
+  const bool unpad_declared = files.glassbox.is_object() && files.glassbox.contains("unpadded_batches") &&
+                              !files.glassbox["unpadded_batches"].is_null();
   auto impl = std::make_unique<Impl>(Impl{std::move(files), std::move(tok).value(), std::move(session).value(),
                                           std::move(decisions), std::move(derivations)});
+  if (!unpad_declared) {
+    bool on = false;
+    GB_ASSIGN_OR_RETURN(std::string why, probe_unpadded(*impl, on));
+    impl->decisions.unpadded_batches = on;
+    impl->derivations.push_back({"unpadded_batches", on ? "true" : "false", why});
+  }
   return Pipeline(std::move(impl));
 }
 

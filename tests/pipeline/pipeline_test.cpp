@@ -277,3 +277,44 @@ TEST_F(ModelDir, DerivationsNameTheirSource) {
     }
   }
 }
+
+// Batches of texts of different lengths: unpadded (probed at load, or declared) gives the
+// padded batch's scores; a declared false is honoured; a wrong type is an error.
+TEST_F(ModelDir, UnpaddedBatchesGiveThePaddedScores) {
+  const std::vector<PipelineInput> texts = {{"Hello there, how are you today my friend?", std::nullopt},
+                                            {"Bonjour", std::nullopt},
+                                            {long_text(20), std::nullopt},
+                                            {"Dobrý den, jak se máte?", std::nullopt},
+                                            {"Hej", std::nullopt}};
+  auto probed = Pipeline::load(dir_.string());
+  ASSERT_TRUE(probed.ok()) << probed.error().to_string();
+  EXPECT_TRUE(probed->decisions().unpadded_batches) << "the embedded model masks padding: the probe must say so";
+  std::string source;
+  for (const auto& d : probed->derivations())
+    if (d.field == "unpadded_batches") source = d.source;
+  EXPECT_NE(source.find("probe at load"), std::string::npos) << source;
+
+  auto j = read_json("glassbox.json");
+  j["unpadded_batches"] = false;
+  write_json("glassbox.json", j);
+  auto padded = Pipeline::load(dir_.string());
+  ASSERT_TRUE(padded.ok()) << padded.error().to_string();
+  EXPECT_FALSE(padded->decisions().unpadded_batches);
+
+  const int all = static_cast<int>(probed->decisions().labels.size());
+  auto a = probed->classify(texts, all);
+  auto b = padded->classify(texts, all);
+  ASSERT_TRUE(a.ok()) << a.error().to_string();
+  ASSERT_TRUE(b.ok()) << b.error().to_string();
+  ASSERT_EQ(a->size(), texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ((*a)[i].tokens, (*b)[i].tokens);
+    std::map<std::string, float> sb;
+    for (const auto& l : (*b)[i].labels) sb[l.label] = l.score;
+    for (const auto& l : (*a)[i].labels) EXPECT_NEAR(l.score, sb[l.label], 1e-4) << "text " << i << " label " << l.label;
+  }
+
+  j["unpadded_batches"] = "yes";
+  write_json("glassbox.json", j);
+  EXPECT_NE(load_error().find("unpadded_batches"), std::string::npos) << load_error();
+}
