@@ -68,6 +68,11 @@ struct EncodeOptions {
   std::optional<PaddingPolicy> padding;
   // Code points by default, as the Python/Node bindings and the CLI contract report.
   OffsetUnit offsets = OffsetUnit::kChars;
+  // true: components take their specialised paths where they apply (per-character tables
+  // for BertNormalizer, single-pass BertPreTokenizer, ...), proven identical to the general
+  // path by differential tests (tests/tokenizer/fast_path_test.cpp); false: general path
+  // only, to rule the fast paths out when chasing a difference.
+  bool fast_paths = true;
 };
 
 // The result of encoding one input (or one pair of inputs).

@@ -125,6 +125,10 @@ const std::vector<Field<EncodeOptions>>& encode_fields() {
        [](E& o, const json& j) { o.offsets = j.get<std::string>() == "bytes" ? OffsetUnit::kBytes : OffsetUnit::kChars; },
        "chars (code points): what the Python and Node bindings report",
        "byte offsets differ from code points on any non-ASCII text"},
+      {"fast_paths", [](const E& o) { return bool_text(o.fast_paths); },
+       [](E& o, const json& j) { j.get_to(o.fast_paths); },
+       "true: specialised component paths (per-char tables, single-pass splitters), identical output by differential tests",
+       "a bug in a fast path would change tokens; false runs the general path to rule that out (slower)"},
   };
   return f;
 }
@@ -132,7 +136,7 @@ const std::vector<Field<EncodeOptions>>& encode_fields() {
 // If an options struct gains a field, its table must gain a row (with a reason) too.
 static_assert(aggregate_field_count<SessionOptions>() == 8, "SessionOptions changed: update session_fields() in explain.cpp");
 static_assert(aggregate_field_count<graph::LoadOptions>() == 7, "LoadOptions changed: update load_fields() in explain.cpp");
-static_assert(aggregate_field_count<EncodeOptions>() == 6, "EncodeOptions changed: update encode_fields() in explain.cpp");
+static_assert(aggregate_field_count<EncodeOptions>() == 7, "EncodeOptions changed: update encode_fields() in explain.cpp");
 
 template <class S>
 void add_rows(const char* component, const std::vector<Field<S>>& fields, const S& effective,

@@ -6,6 +6,14 @@
 
 namespace glassbox::tok {
 
+namespace {
+thread_local bool t_fast_paths = true;
+}  // namespace
+bool fast_paths_enabled() { return t_fast_paths; }
+FastPathScope::FastPathScope(bool on) : saved_(t_fast_paths) { t_fast_paths = on; }
+FastPathScope::~FastPathScope() { t_fast_paths = saved_; }
+
+
 JsonCtx JsonCtx::at(const std::string& key) const {
   static const Json kNull;
   auto it = j.find(key);

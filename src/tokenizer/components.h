@@ -22,6 +22,21 @@ namespace glassbox::tok {
 
 using Json = nlohmann::json;
 
+// EncodeOptions::fast_paths of the encode call running on this thread. Components read it
+// instead of taking it as an argument so the interfaces stay those of HF's pipeline; the
+// scope is set by Tokenizer::Impl::encode_one for the duration of one call.
+bool fast_paths_enabled();
+class FastPathScope {
+ public:
+  explicit FastPathScope(bool on);
+  ~FastPathScope();
+  FastPathScope(const FastPathScope&) = delete;
+  FastPathScope& operator=(const FastPathScope&) = delete;
+
+ private:
+  bool saved_;
+};
+
 // A token produced by a model; start/end are byte offsets into the model's input piece.
 struct Token {
   std::uint32_t id;
@@ -121,12 +136,16 @@ struct Match {
   bool is_match;
 };
 void split_by_matches(const NStr& ns, std::vector<Match>& matches, SplitBehavior b, std::vector<NStr>& out);
-// Applies fn to every not-yet-tokenized piece; empty results are dropped (HF).
+// Applies fn to every not-yet-tokenized piece; empty results are dropped (HF). fn may
+// modify (or move from) the piece it is given: the input pieces are replaced by the result.
 template <class F>
 Status split_pieces(std::vector<Piece>& pieces, F fn) {
-  std::vector<Piece> out;
+  // Per-thread buffers keep their capacity between calls (no per-call vector growth).
+  thread_local std::vector<Piece> spare;
+  thread_local std::vector<NStr> parts;
+  std::vector<Piece> out = std::move(spare);
+  out.clear();
   out.reserve(pieces.size() * 2);
-  std::vector<NStr> parts;
   for (Piece& p : pieces) {
     if (p.done) {
       out.push_back(std::move(p));
@@ -137,7 +156,9 @@ Status split_pieces(std::vector<Piece>& pieces, F fn) {
     for (NStr& n : parts)
       if (!n.empty()) out.push_back(Piece{std::move(n), false, {}});
   }
-  pieces = std::move(out);
+  std::swap(pieces, out);
+  out.clear();
+  spare = std::move(out);
   return Status();
 }
 

@@ -79,6 +79,62 @@ class Vocab {
 
 std::optional<std::uint32_t> lookup(const Vocab& v, std::string_view s) { return v.get(s); }
 
+// Open-addressing (left id, right id) -> (rank, merged id) table: the merge loop looks up
+// every adjacent pair, and std::unordered_map's bucket -> node chase cost ~2x per look-up.
+class MergeTable {
+ public:
+  struct Val {
+    std::uint32_t rank, id;
+  };
+  static std::uint64_t key(std::uint32_t a, std::uint32_t b) { return (std::uint64_t(a) << 32) | b; }
+  void reserve(std::size_t n) { rehash(n * 2 + 16); }
+  void set(std::uint64_t k, Val v) {  // a later duplicate wins, like a map insert
+    if (slots_.empty()) rehash(16);
+    Slot& s = slots_[find_slot(k)];
+    if (s.used) {
+      s.val = v;
+      return;
+    }
+    s = Slot{k, v, true};
+    if (++count_ * 2 > slots_.size()) rehash(slots_.size() * 2);
+  }
+  const Val* find(std::uint64_t k) const {
+    if (slots_.empty()) return nullptr;
+    const Slot& s = slots_[find_slot(k)];
+    return s.used ? &s.val : nullptr;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t key = 0;
+    Val val{};
+    bool used = false;
+  };
+  static std::size_t mix(std::uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return static_cast<std::size_t>(k);
+  }
+  std::size_t find_slot(std::uint64_t k) const {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = mix(k) & mask;
+    while (slots_[i].used && slots_[i].key != k) i = (i + 1) & mask;
+    return i;
+  }
+  void rehash(std::size_t want) {
+    std::size_t n = 16;
+    while (n < want) n <<= 1;
+    if (n <= slots_.size()) return;
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(n, Slot{});
+    for (const Slot& s : old)
+      if (s.used) slots_[find_slot(s.key)] = s;
+  }
+  std::vector<Slot> slots_;
+  std::size_t count_ = 0;
+};
+
 // Reads {"token": id, ...} into vocab and the reverse table (from the DOM or the entries
 // captured while parsing).
 Status load_vocab_map(const JsonCtx& c, Vocab& vocab, std::vector<std::string>& rev,
@@ -112,14 +168,14 @@ class BpeModel : public Model {
  public:
   Vocab vocab;
   std::vector<std::string> rev;
-  std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> merges;  // (a,b) -> (rank, new id)
+  MergeTable merges;  // (a,b) -> (rank, new id)
   std::optional<std::string> unk_token, prefix, suffix;
   bool fuse_unk = false, byte_fallback = false, ignore_merges = false;
   std::uint64_t generation = g_model_generation.fetch_add(1);
   std::uint32_t byte_ids[256];
   bool byte_ok[256];
 
-  static std::uint64_t key(std::uint32_t a, std::uint32_t b) { return (std::uint64_t(a) << 32) | b; }
+  static std::uint64_t key(std::uint32_t a, std::uint32_t b) { return MergeTable::key(a, b); }
 
   struct Sym {
     std::uint32_t id;
@@ -131,8 +187,23 @@ class BpeModel : public Model {
     std::vector<std::uint32_t> lens;
   };
 
+  // Ids of the one-character tokens below U+0800 (every byte-level symbol), kNoId if absent:
+  // the merge loop's initial symbols without a string hash each.
+  static constexpr std::uint32_t kCharIds = 0x800, kNoId = 0xFFFFFFFFu;
+  std::vector<std::uint32_t> char_ids;
+  void build_char_ids() {
+    char_ids.assign(kCharIds, kNoId);
+    std::string one;
+    for (char32_t c = 0; c < kCharIds; ++c) {
+      one.clear();
+      utf8_append(one, c);
+      if (auto id = lookup(vocab, one)) char_ids[c] = *id;
+    }
+  }
+
   Status merge_word(std::string_view w, Word& out) const {
-    std::vector<Sym> syms;
+    thread_local std::vector<Sym> syms;
+    syms.clear();
     syms.reserve(w.size());
     bool has_unk = false;
     std::uint32_t unk_id_ = 0, unk_len = 0;
@@ -156,8 +227,17 @@ class BpeModel : public Model {
         if (last && suffix) s += *suffix;
         id = lookup(vocab, s);
       } else {
-        s.assign(piece);
-        id = lookup(vocab, piece);
+        char32_t cp = 0;
+        if (blen <= 2) {
+          int l;
+          cp = utf8_decode(w, i, l);
+        }
+        if (blen <= 2 && cp < kCharIds && char_ids[cp] != kNoId) {
+          id = char_ids[cp];
+        } else {
+          s.assign(piece);
+          id = lookup(vocab, piece);
+        }
       }
       if (id) {
         if (has_unk) {
@@ -203,8 +283,8 @@ class BpeModel : public Model {
     std::priority_queue<M> q;
     const std::int32_t n = static_cast<std::int32_t>(syms.size());
     for (std::int32_t i = 0; i + 1 < n; ++i) {
-      auto it = merges.find(key(syms[i].id, syms[i + 1].id));
-      if (it != merges.end()) q.push(M{it->second.first, static_cast<std::uint32_t>(i), it->second.second});
+      if (const auto* m = merges.find(key(syms[i].id, syms[i + 1].id)))
+        q.push(M{m->rank, static_cast<std::uint32_t>(i), m->id});
     }
     while (!q.empty()) {
       M top = q.top();
@@ -213,21 +293,19 @@ class BpeModel : public Model {
       if (cur.len == 0 || cur.next == -1 || cur.next >= n) continue;
       std::int32_t next_pos = cur.next;
       Sym right = syms[next_pos];
-      auto it = merges.find(key(cur.id, right.id));
-      if (it == merges.end() || it->second.second != top.new_id) continue;
+      const auto* m = merges.find(key(cur.id, right.id));
+      if (m == nullptr || m->id != top.new_id) continue;
       cur.id = top.new_id;
       cur.len += right.len;
       cur.next = right.next;
       syms[next_pos].len = 0;
       if (right.next > -1 && right.next < n) syms[right.next].prev = static_cast<std::int32_t>(top.pos);
       if (cur.prev >= 0) {
-        auto it2 = merges.find(key(syms[cur.prev].id, cur.id));
-        if (it2 != merges.end())
-          q.push(M{it2->second.first, static_cast<std::uint32_t>(cur.prev), it2->second.second});
+        if (const auto* m2 = merges.find(key(syms[cur.prev].id, cur.id)))
+          q.push(M{m2->rank, static_cast<std::uint32_t>(cur.prev), m2->id});
       }
       if (cur.next < n) {
-        auto it3 = merges.find(key(cur.id, syms[cur.next].id));
-        if (it3 != merges.end()) q.push(M{it3->second.first, top.pos, it3->second.second});
+        if (const auto* m3 = merges.find(key(cur.id, syms[cur.next].id))) q.push(M{m3->rank, top.pos, m3->id});
       }
     }
     out.ids.clear();
@@ -573,6 +651,7 @@ Result<std::unique_ptr<Model>> load_bpe(const JsonCtx& c, const CapturedModelDat
     m->byte_ok[b] = id.has_value();
     m->byte_ids[b] = id.value_or(0);
   }
+  m->build_char_ids();
   JsonCtx mc = c.at("merges");
   if (!mc.j.is_array()) return mc.err("expected an array");
   const bool from_cap = cap && cap->has_merges;
@@ -609,7 +688,7 @@ Result<std::unique_ptr<Model>> load_bpe(const JsonCtx& c, const CapturedModelDat
     merged.append(b.substr(plen));
     auto in = lookup(m->vocab, merged);
     if (!in) return merge_err(i, "merged token \"" + merged + "\" is not in the vocabulary");
-    m->merges[BpeModel::key(*ia, *ib)] = {static_cast<std::uint32_t>(i), *in};
+    m->merges.set(BpeModel::key(*ia, *ib), {static_cast<std::uint32_t>(i), *in});
   }
   return std::unique_ptr<Model>(std::move(m));
 }

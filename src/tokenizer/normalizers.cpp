@@ -1,4 +1,9 @@
 // Normalizers of tokenizer.json ("normalizer" field).
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
 #include <unicode/ubrk.h>
 #include <unicode/utext.h>
 
@@ -19,6 +24,12 @@ class BertNormalizer : public Normalizer {
   bool clean_text = true, chinese = true, lowercase_ = true;
   std::optional<bool> strip_accents;
   Status normalize(NStr& ns) const override {
+    if (fast_paths_enabled() && normalize_by_table(ns)) return Status();
+    return normalize_general(ns);
+  }
+
+  // The general path: HF's steps one after the other on the whole piece.
+  Status normalize_general(NStr& ns) const {
     if (clean_text) {
       bool clean = true;
       for (unsigned char c : ns.norm)
@@ -77,6 +88,104 @@ class BertNormalizer : public Normalizer {
     if (lowercase_) lowercase(ns);
     return Status();
   }
+
+ private:
+  // Fast path. Every step of BertNormalizer is a function of one character (clean-up,
+  // CJK padding, accent stripping, lowercase) except NFD's canonical reordering, which
+  // can only move a combining mark across a character boundary when the next character's
+  // decomposition starts with a non-starter. So for text without such characters the
+  // result is the concatenation of per-character results, each output byte aligned to
+  // the character it came from (what transform() gives). The table caches, per code
+  // point, the general path's result on that character alone; characters it cannot
+  // represent (non-starters under NFD, results over 14 bytes) send the whole piece to
+  // the general path. Entries are filled lazily, once, under a mutex.
+  struct Entry {
+    std::atomic<std::uint8_t> state{0};  // 0 not computed, 1 usable, 2 needs the general path
+    std::uint8_t len = 0;
+    char bytes[14] = {};
+  };
+  static constexpr std::size_t kBlock = 256;
+  mutable std::array<std::atomic<Entry*>, 0x110000 / kBlock> blocks_{};
+  mutable std::mutex mu_;
+
+ public:
+  BertNormalizer() = default;
+  BertNormalizer(const BertNormalizer&) = delete;
+  BertNormalizer& operator=(const BertNormalizer&) = delete;
+  ~BertNormalizer() override {
+    for (auto& b : blocks_) delete[] b.load(std::memory_order_relaxed);
+  }
+
+ private:
+  const Entry& entry(char32_t c) const {
+    std::atomic<Entry*>& slot = blocks_[c / kBlock];
+    Entry* b = slot.load(std::memory_order_acquire);
+    if (b != nullptr) {
+      const Entry& e = b[c % kBlock];
+      if (e.state.load(std::memory_order_acquire) != 0) return e;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    b = slot.load(std::memory_order_relaxed);
+    if (b == nullptr) {
+      b = new Entry[kBlock];
+      slot.store(b, std::memory_order_release);
+    }
+    Entry& e = b[c % kBlock];
+    if (e.state.load(std::memory_order_relaxed) == 0) fill(c, e);
+    return e;
+  }
+
+  void fill(char32_t c, Entry& e) const {
+    std::uint8_t state = 2;
+    bool strip = strip_accents.value_or(lowercase_);
+    if (!(c >= 0xD800 && c <= 0xDFFF) && (!strip || norm_boundary_before(c, NormForm::kNFD))) {
+      std::string one;
+      utf8_append(one, c);
+      NStr ns = NStr::from_original(one, 0);
+      bool aligned = normalize_general(ns).ok() && ns.norm.size() <= sizeof(e.bytes);
+      for (const Align& a : ns.align) aligned = aligned && a.s == 0 && a.e == one.size();
+      if (aligned) {
+        e.len = static_cast<std::uint8_t>(ns.norm.size());
+        std::memcpy(e.bytes, ns.norm.data(), ns.norm.size());
+        state = 1;
+      }
+    }
+    e.state.store(state, std::memory_order_release);
+  }
+
+  bool normalize_by_table(NStr& ns) const {
+    const std::string& s = ns.norm;
+    std::size_t i = 0;
+    // In place while every character is ASCII and maps to one byte.
+    for (; i < s.size(); ++i) {
+      unsigned char b = static_cast<unsigned char>(s[i]);
+      if (b >= 0x80) break;
+      const Entry& e = entry(b);
+      // Returning false after bytes were mapped in place is safe: the ASCII results the
+      // table holds (lowercase letters, ' ') are fixed points of the general path.
+      if (e.state.load(std::memory_order_relaxed) != 1) return false;
+      if (e.len != 1) break;
+      ns.norm[i] = e.bytes[0];
+    }
+    if (i == s.size()) return true;
+    thread_local std::string out;
+    thread_local std::vector<Align> al;
+    out.assign(s, 0, i);
+    al.assign(ns.align.begin(), ns.align.begin() + static_cast<std::ptrdiff_t>(i));
+    while (i < s.size()) {
+      int len;
+      char32_t c = utf8_decode(s, i, len);
+      const Entry& e = entry(c);
+      if (e.state.load(std::memory_order_relaxed) != 1) return false;  // ns untouched past the ASCII prefix
+      out.append(e.bytes, e.len);
+      al.insert(al.end(), e.len, ns.align[i]);
+      i += static_cast<std::size_t>(len);
+    }
+    std::swap(ns.norm, out);
+    std::swap(ns.align, al);
+    return true;
+  }
+
 };
 
 class UnicodeNormalizer : public Normalizer {

@@ -1,4 +1,6 @@
 // Pre-tokenizers of tokenizer.json ("pre_tokenizer" field).
+#include <array>
+
 #include <unicode/uchar.h>
 #include <unicode/uscript.h>
 
@@ -45,21 +47,41 @@ void invert(std::vector<Match>& ms) {
 bool is_bert_punc(char32_t c) { return is_ascii_punctuation(c) || is_punctuation(c); }
 
 // Maps every byte of the piece to its byte-level char (HF ByteLevel pre-tokenizer, step 2).
+// Each output char is aligned like its byte's char (continuation bytes like the char's last byte).
 void byte_level_map(NStr& ns) {
+  struct Chars {
+    std::array<std::array<char, 2>, 256> bytes;
+    std::array<std::uint8_t, 256> len;
+  };
+  static const Chars table = [] {
+    Chars t{};
+    for (int b = 0; b < 256; ++b) {
+      std::string u;
+      utf8_append(u, byte_to_char(static_cast<unsigned char>(b)));
+      t.len[b] = static_cast<std::uint8_t>(u.size());  // the alphabet is U+0021..U+0143: 1 or 2 bytes
+      for (std::size_t k = 0; k < u.size(); ++k) t.bytes[b][k] = u[k];
+    }
+    return t;
+  }();
+  const std::string& in = ns.norm;
   std::string out;
-  out.reserve(ns.norm.size() * 2);
-  std::vector<Align> al;
-  al.reserve(ns.norm.size() * 2);
-  for (std::size_t p = 0; p < ns.norm.size();) {
-    int len = utf8_len_lead(static_cast<unsigned char>(ns.norm[p]));
+  out.resize(in.size() * 2);
+  std::vector<Align> al(in.size() * 2);
+  std::size_t o = 0;
+  for (std::size_t p = 0; p < in.size();) {
+    int len = utf8_len_lead(static_cast<unsigned char>(in[p]));
     for (int k = 0; k < len; ++k) {
+      unsigned char b = static_cast<unsigned char>(in[p + k]);
       Align a = k == 0 ? ns.align[p] : ns.align[p + len - 1];
-      std::size_t before = out.size();
-      utf8_append(out, byte_to_char(static_cast<unsigned char>(ns.norm[p + k])));
-      al.insert(al.end(), out.size() - before, a);
+      for (std::uint8_t j = 0; j < table.len[b]; ++j) {
+        out[o] = table.bytes[b][j];
+        al[o++] = a;
+      }
     }
     p += len;
   }
+  out.resize(o);
+  al.resize(o);
   ns.norm = std::move(out);
   ns.align = std::move(al);
 }
@@ -69,8 +91,8 @@ class ByteLevelPre : public PreTokenizer {
   bool add_prefix_space = true, use_regex = true;
   std::shared_ptr<Regex> re;
   Status pre_tokenize(std::vector<Piece>& pieces) const override {
-    GB_RETURN_IF_ERROR(split_pieces(pieces, [&](const NStr& in, std::vector<NStr>& out) -> Status {
-      NStr ns = in;
+    GB_RETURN_IF_ERROR(split_pieces(pieces, [&](NStr& ns, std::vector<NStr>& out) -> Status {
+      // split_pieces drops the input piece afterwards, so it is modified in place
       if (add_prefix_space && ns.norm[0] != ' ') prepend(ns, " ");
       if (!use_regex) {
         out.push_back(std::move(ns));
@@ -113,8 +135,7 @@ class MetaspacePre : public PreTokenizer {
   enum class Scheme { kAlways, kFirst, kNever } scheme = Scheme::kAlways;
   bool split = true;
   Status pre_tokenize(std::vector<Piece>& pieces) const override {
-    return split_pieces(pieces, [&](const NStr& in, std::vector<NStr>& out) -> Status {
-      NStr ns = in;
+    return split_pieces(pieces, [&](NStr& ns, std::vector<NStr>& out) -> Status {
       // replace ' ' by the replacement (each gets the space's alignment)
       if (ns.norm.find(' ') != std::string::npos) {
         std::string o;
@@ -149,9 +170,48 @@ class MetaspacePre : public PreTokenizer {
   }
 };
 
+// Fast path of BertPreTokenizer: its two splits (whitespace removed, then punctuation
+// isolated) in one pass over the piece, with an ASCII class table.
+void split_words_and_punctuation(const NStr& ns, std::vector<NStr>& out) {
+  enum : std::uint8_t { kWord, kSpace, kPunct };
+  static const std::array<std::uint8_t, 128> ascii = [] {
+    std::array<std::uint8_t, 128> t{};
+    for (char32_t c = 0; c < 128; ++c) t[c] = is_whitespace(c) ? kSpace : is_bert_punc(c) ? kPunct : kWord;
+    return t;
+  }();
+  const std::string& s = ns.norm;
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t word = kNone;
+  for (std::size_t i = 0; i < s.size();) {
+    unsigned char b = static_cast<unsigned char>(s[i]);
+    int len = 1;
+    std::uint8_t kind;
+    if (b < 0x80) {
+      kind = ascii[b];
+    } else {
+      char32_t c = utf8_decode(s, i, len);
+      kind = is_whitespace(c) ? kSpace : is_bert_punc(c) ? kPunct : kWord;
+    }
+    if (kind == kWord) {
+      if (word == kNone) word = i;
+    } else {
+      if (word != kNone) out.push_back(ns.slice(word, i));
+      word = kNone;
+      if (kind == kPunct) out.push_back(ns.slice(i, i + static_cast<std::size_t>(len)));
+    }
+    i += static_cast<std::size_t>(len);
+  }
+  if (word != kNone) out.push_back(ns.slice(word, s.size()));
+}
+
 class BertPre : public PreTokenizer {
  public:
   Status pre_tokenize(std::vector<Piece>& pieces) const override {
+    if (fast_paths_enabled())
+      return split_pieces(pieces, [](const NStr& ns, std::vector<NStr>& out) -> Status {
+        split_words_and_punctuation(ns, out);
+        return Status();
+      });
     GB_RETURN_IF_ERROR(split_chars(pieces, [](char32_t c) { return is_whitespace(c); }, SplitBehavior::kRemoved));
     return split_chars(pieces, is_bert_punc, SplitBehavior::kIsolated);
   }

@@ -150,6 +150,7 @@ Result<Encoding> Tokenizer::Impl::encode_one(std::string_view text, std::optiona
       return make_error(ErrorCode::kInvalidArgument, "input is not valid UTF-8 (byte " + std::to_string(bad) + ")",
                         "encode", "send UTF-8 text");
   }
+  tok::FastPathScope fast_scope(o.fast_paths);
   GB_ASSIGN_OR_RETURN(Encoding a, encode_sequence(text, 0, o.offsets));
   std::optional<Encoding> b;
   if (pair) {
