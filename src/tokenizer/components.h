@@ -117,11 +117,33 @@ class Decoder {
 Result<std::unique_ptr<Normalizer>> load_normalizer(const JsonCtx& c);
 Result<std::unique_ptr<PreTokenizer>> load_pre_tokenizer(const JsonCtx& c);
 // model.vocab (object form) and model.merges captured while parsing, so the 33 MB files of
-// large vocabularies never become a JSON DOM (load time). Empty when not captured.
+// large vocabularies never become a JSON DOM (load time): every entry is converted as soon
+// as it is parsed and its DOM value freed, its strings appended to one arena. Empty when
+// not captured.
 struct CapturedModelData {
   bool has_vocab = false, has_merges = false;
-  std::vector<std::pair<std::string, Json>> vocab;  // (token, id as parsed)
-  std::vector<Json> merges;                         // each entry as parsed
+  std::string arena;  // captured strings, back to back
+  struct Str {
+    std::uint32_t off = 0, len = 0;
+  };
+  struct VocabEntry {
+    Str token;
+    Json id;  // as parsed: a number (no heap), anything else is reported by the loader
+  };
+  std::vector<VocabEntry> vocab;
+  enum class MergeForm : std::uint8_t { kString, kPair, kOther };
+  struct MergeEntry {
+    MergeForm form;  // kOther: any other shape, refused by the loader with its index
+    Str a, b;        // kString: a = the whole "a b" string; kPair: the two strings
+  };
+  std::vector<MergeEntry> merges;
+
+  Str add(std::string_view s) {
+    Str r{static_cast<std::uint32_t>(arena.size()), static_cast<std::uint32_t>(s.size())};
+    arena.append(s);
+    return r;
+  }
+  std::string_view str(Str s) const { return std::string_view(arena).substr(s.off, s.len); }
 };
 Result<std::unique_ptr<Model>> load_model(const JsonCtx& c, const CapturedModelData* captured = nullptr);
 Result<std::unique_ptr<PostProcessor>> load_post_processor(const JsonCtx& c);

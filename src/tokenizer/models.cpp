@@ -1,5 +1,6 @@
 // Models of tokenizer.json ("model" field): BPE, WordPiece, WordLevel, Unigram.
 #include <atomic>
+#include <cstring>
 #include <cstdio>
 #include <limits>
 #include <queue>
@@ -16,47 +17,60 @@ struct SvHash {
 };
 
 // Open-addressing string -> id table (vocabulary look-ups dominate encode and load time).
+// A slot holds the entry index and the hash's high half, so a probe touches the key bytes
+// (one arena, no std::string per key) only when the tags match.
 class Vocab {
  public:
   void reserve(std::size_t n) {
-    keys_.reserve(n);
-    ids_.reserve(n);
-    hashes_.reserve(n);
+    entries_.reserve(n);
+    arena_.reserve(n * 8);
     rehash(n * 2 + 16);
   }
   void set(std::string_view key, std::uint32_t id) {
     if (slots_.empty()) rehash(16);
     std::uint64_t h = SvHash{}(key);
     std::size_t i = find_slot(key, h);
-    if (slots_[i]) {
-      ids_[slots_[i] - 1] = id;  // a later duplicate wins, like a map insert
+    if (slots_[i].entry) {
+      entries_[slots_[i].entry - 1].id = id;  // a later duplicate wins, like a map insert
       return;
     }
-    keys_.emplace_back(key);
-    ids_.push_back(id);
-    hashes_.push_back(h);
-    slots_[i] = static_cast<std::uint32_t>(keys_.size());
-    if (keys_.size() * 2 > slots_.size()) rehash(slots_.size() * 2);
+    entries_.push_back(Entry{static_cast<std::uint32_t>(arena_.size()), static_cast<std::uint32_t>(key.size()), id});
+    arena_.append(key);
+    slots_[i] = Slot{static_cast<std::uint32_t>(entries_.size()), tag(h)};
+    if (entries_.size() * 2 > slots_.size()) rehash(slots_.size() * 2);
   }
   std::optional<std::uint32_t> get(std::string_view key) const {
     if (slots_.empty()) return std::nullopt;
     std::size_t i = find_slot(key, SvHash{}(key));
-    if (!slots_[i]) return std::nullopt;
-    return ids_[slots_[i] - 1];
+    if (!slots_[i].entry) return std::nullopt;
+    return entries_[slots_[i].entry - 1].id;
   }
-  std::size_t size() const { return keys_.size(); }
-  bool empty() const { return keys_.empty(); }
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
   template <class F>
   void for_each(F fn) const {
-    for (std::size_t i = 0; i < keys_.size(); ++i) fn(keys_[i], ids_[i]);
+    for (const Entry& e : entries_) fn(key_of(e), e.id);
   }
 
  private:
+  struct Entry {
+    std::uint32_t off, len, id;
+  };
+  struct Slot {
+    std::uint32_t entry = 0;  // index + 1; 0 = empty
+    std::uint32_t tag = 0;
+  };
+  static std::uint32_t tag(std::uint64_t h) { return static_cast<std::uint32_t>(h >> 32); }
+  std::string_view key_of(const Entry& e) const { return std::string_view(arena_).substr(e.off, e.len); }
   std::size_t find_slot(std::string_view key, std::uint64_t h) const {
-    std::size_t mask = slots_.size() - 1, i = h & mask;
-    while (slots_[i]) {
-      std::uint32_t e = slots_[i] - 1;
-      if (hashes_[e] == h && keys_[e] == key) return i;
+    const std::size_t mask = slots_.size() - 1;
+    const std::uint32_t t = tag(h);
+    std::size_t i = h & mask;
+    while (slots_[i].entry) {
+      if (slots_[i].tag == t) {
+        const Entry& e = entries_[slots_[i].entry - 1];
+        if (e.len == key.size() && std::memcmp(arena_.data() + e.off, key.data(), key.size()) == 0) return i;
+      }
       i = (i + 1) & mask;
     }
     return i;
@@ -64,17 +78,18 @@ class Vocab {
   void rehash(std::size_t want) {
     std::size_t n = 16;
     while (n < want) n <<= 1;
-    slots_.assign(n, 0);
-    for (std::size_t e = 0; e < keys_.size(); ++e) {
-      std::size_t i = hashes_[e] & (n - 1);
-      while (slots_[i]) i = (i + 1) & (n - 1);
-      slots_[i] = static_cast<std::uint32_t>(e + 1);
+    if (n <= slots_.size()) return;
+    slots_.assign(n, Slot{});
+    for (std::size_t e = 0; e < entries_.size(); ++e) {
+      std::uint64_t h = SvHash{}(key_of(entries_[e]));
+      std::size_t i = h & (n - 1);
+      while (slots_[i].entry) i = (i + 1) & (n - 1);
+      slots_[i] = Slot{static_cast<std::uint32_t>(e + 1), tag(h)};
     }
   }
-  std::vector<std::string> keys_;
-  std::vector<std::uint32_t> ids_;
-  std::vector<std::uint64_t> hashes_;
-  std::vector<std::uint32_t> slots_;
+  std::vector<Entry> entries_;
+  std::string arena_;
+  std::vector<Slot> slots_;
 };
 
 std::optional<std::uint32_t> lookup(const Vocab& v, std::string_view s) { return v.get(s); }
@@ -141,23 +156,23 @@ Status load_vocab_map(const JsonCtx& c, Vocab& vocab, std::vector<std::string>& 
                       const CapturedModelData* cap = nullptr) {
   if (!c.j.is_object()) return c.err("expected an object {token: id}");
   std::size_t max_id = 0;
-  auto add = [&](const std::string& key, const Json& v) -> Status {
-    if (!v.is_number_unsigned()) return c.at(key).err("expected a non-negative id");
+  auto add = [&](std::string_view key, const Json& v) -> Status {
+    if (!v.is_number_unsigned()) return c.at(std::string(key)).err("expected a non-negative id");
     std::uint64_t id = v.get<std::uint64_t>();
-    if (id > 0xFFFFFFF0ull) return c.at(key).err("id out of range");
+    if (id > 0xFFFFFFF0ull) return c.at(std::string(key)).err("id out of range");
     vocab.set(key, static_cast<std::uint32_t>(id));
     max_id = std::max<std::size_t>(max_id, id);
     return Status();
   };
   if (cap && cap->has_vocab) {
     vocab.reserve(cap->vocab.size());
-    for (auto& [k, v] : cap->vocab) GB_RETURN_IF_ERROR(add(k, v));
+    for (const auto& e : cap->vocab) GB_RETURN_IF_ERROR(add(cap->str(e.token), e.id));
   } else {
     vocab.reserve(c.j.size());
     for (auto it = c.j.begin(); it != c.j.end(); ++it) GB_RETURN_IF_ERROR(add(it.key(), it.value()));
   }
   rev.assign(vocab.empty() ? 0 : max_id + 1, std::string());
-  vocab.for_each([&](const std::string& k, std::uint32_t v) { rev[v] = k; });
+  vocab.for_each([&](std::string_view k, std::uint32_t v) { rev[v] = std::string(k); });
   return Status();
 }
 
@@ -663,20 +678,35 @@ Result<std::unique_ptr<Model>> load_bpe(const JsonCtx& c, const CapturedModelDat
   m->merges.reserve(n_merges);
   std::string merged;
   std::size_t plen = m->prefix ? m->prefix->size() : 0;
+  using Form = CapturedModelData::MergeForm;
   for (std::size_t i = 0; i < n_merges; ++i) {
-    const Json& e = from_cap ? cap->merges[i] : mc.j[i];
+    // Each entry as (form, first string, second string), from the capture or the DOM.
+    Form form = Form::kOther;
     std::string_view a, b;
-    if (e.is_string()) {
-      const std::string& s = e.get_ref<const std::string&>();
+    if (from_cap) {
+      const CapturedModelData::MergeEntry& ce = cap->merges[i];
+      form = ce.form;
+      a = cap->str(ce.a);
+      b = cap->str(ce.b);
+    } else {
+      const Json& e = mc.j[i];
+      if (e.is_string()) {
+        form = Form::kString;
+        a = e.get_ref<const std::string&>();
+      } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
+        form = Form::kPair;
+        a = e[0].get_ref<const std::string&>();
+        b = e[1].get_ref<const std::string&>();
+      }
+    }
+    if (form == Form::kString) {
+      std::string_view s = a;
       std::size_t sp = s.find(' ');
       if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-        return merge_err(i, "expected \"a b\", got \"" + s + "\"");
-      a = std::string_view(s).substr(0, sp);
-      b = std::string_view(s).substr(sp + 1);
-    } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
-      a = e[0].get_ref<const std::string&>();
-      b = e[1].get_ref<const std::string&>();
-    } else {
+        return merge_err(i, "expected \"a b\", got \"" + std::string(s) + "\"");
+      a = s.substr(0, sp);
+      b = s.substr(sp + 1);
+    } else if (form == Form::kOther) {
       return merge_err(i, "expected [\"a\", \"b\"] or \"a b\"");
     }
     auto ia = lookup(m->vocab, a), ib = lookup(m->vocab, b);
@@ -717,7 +747,7 @@ Result<std::unique_ptr<Model>> load_model(const JsonCtx& c, const CapturedModelD
     if (mc < 0) return c.at("max_input_chars_per_word").err("must be >= 0");
     m->max_chars = static_cast<std::size_t>(mc);
     GB_RETURN_IF_ERROR(load_vocab_map(c.at("vocab"), m->vocab, m->rev, cap));
-    m->vocab.for_each([&](const std::string& k, std::uint32_t) { m->max_token_bytes = std::max(m->max_token_bytes, k.size()); });
+    m->vocab.for_each([&](std::string_view k, std::uint32_t) { m->max_token_bytes = std::max(m->max_token_bytes, k.size()); });
     return std::unique_ptr<Model>(std::move(m));
   }
   if (type == "WordLevel") {

@@ -206,14 +206,22 @@ Result<Tokenizer> Tokenizer::from_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f)
     return make_error(ErrorCode::kNotFound, "cannot open tokenizer file", path, "check the --tokenizer path");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  auto r = from_json_string(ss.str());
+  // One read into a buffer of the file's size (a stringstream would grow and copy it twice).
+  f.seekg(0, std::ios::end);
+  const std::streamoff size = f.tellg();
+  f.seekg(0, std::ios::beg);
+  std::string text(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
+  if (size < 0 || !f.read(text.data(), static_cast<std::streamsize>(text.size())))
+    return make_error(ErrorCode::kNotFound, "cannot read tokenizer file", path, "check the file is readable");
+  auto r = from_json_string(text);
   if (!r.ok()) return std::move(r).take_error().with_where(path);
   return r;
 }
 
 Result<Tokenizer> Tokenizer::from_json_string(std::string_view json) {
+  if (json.size() >= (std::size_t{1} << 32))
+    return make_error(ErrorCode::kInvalidModel, "tokenizer.json of " + std::to_string(json.size()) + " bytes (limit 4 GiB)",
+                      "tokenizer.json", "pass a real tokenizer.json file");
   tok::CapturedModelData captured;
   std::vector<std::string> keys(8);
   // Keep model.vocab / model.merges entries out of the DOM (see CapturedModelData).
@@ -225,14 +233,24 @@ Result<Tokenizer> Tokenizer::from_json_string(std::string_view json) {
     if (depth == 3 && keys[1] == "model") {
       if (keys[2] == "vocab" && ev == Json::parse_event_t::value) {
         captured.has_vocab = true;
-        captured.vocab.emplace_back(keys[3], std::move(parsed));
+        captured.vocab.push_back({captured.add(keys[3]), std::move(parsed)});
         return false;
       }
       if (keys[2] == "merges" && (ev == Json::parse_event_t::value || ev == Json::parse_event_t::array_end ||
                                   ev == Json::parse_event_t::object_end)) {
+        using Form = tok::CapturedModelData::MergeForm;
         captured.has_merges = true;
-        captured.merges.push_back(std::move(parsed));
-        return false;
+        tok::CapturedModelData::MergeEntry m{Form::kOther, {}, {}};
+        if (parsed.is_string()) {
+          m.form = Form::kString;
+          m.a = captured.add(parsed.get_ref<const std::string&>());
+        } else if (parsed.is_array() && parsed.size() == 2 && parsed[0].is_string() && parsed[1].is_string()) {
+          m.form = Form::kPair;
+          m.a = captured.add(parsed[0].get_ref<const std::string&>());
+          m.b = captured.add(parsed[1].get_ref<const std::string&>());
+        }
+        captured.merges.push_back(m);
+        return false;  // the DOM value is freed now
       }
     }
     return true;

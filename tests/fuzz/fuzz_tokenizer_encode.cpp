@@ -1,6 +1,8 @@
 // Fuzzes encode/decode on fixed tokenizers (byte-level BPE, WordPiece, Unigram, WordLevel,
 // SentencePiece Precompiled + Unigram, UnicodeScripts): the first
-// bytes pick the tokenizer and the truncation/padding policy, the rest is the text.
+// bytes pick the tokenizer and the truncation/padding policy, the rest is the text. Every
+// input is also encoded with EncodeOptions::fast_paths = false: any difference between the
+// fast and the general path is a crash.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -63,5 +65,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto d = tk.decode(e->ids, false);
     if (!d.ok()) __builtin_trap();  // ids we produced must decode
   }
+  glassbox::EncodeOptions general = o;
+  general.fast_paths = false;
+  auto g = tk.encode(first, pair, general);
+  if (e.ok() != g.ok()) __builtin_trap();
+  if (e.ok() && (e->ids != g->ids || e->tokens != g->tokens || e->offsets != g->offsets || e->word_ids != g->word_ids ||
+                 e->type_ids != g->type_ids || e->attention_mask != g->attention_mask ||
+                 e->special_tokens_mask != g->special_tokens_mask || e->overflowing.size() != g->overflowing.size()))
+    __builtin_trap();
   return 0;
 }
