@@ -20,6 +20,7 @@ struct Field {
 };
 
 std::string bool_text(bool b) { return b ? "true" : "false"; }
+std::string str_text(const std::string& s) { return s; }
 template <class T>
 std::string num_text(T v) { return std::to_string(v); }
 std::string list_text(const std::vector<std::string>& v) {
@@ -133,10 +134,26 @@ const std::vector<Field<EncodeOptions>>& encode_fields() {
   return f;
 }
 
+const std::vector<Field<UnpadOptions>>& unpad_fields() {
+  using U = UnpadOptions;
+  static const std::vector<Field<U>> f = {
+      GB_FIELD(U, mask_input, str_text, "attention_mask: the name torch.onnx and Optimum exports give the padding mask",
+               "a model whose mask input has another name is refused by name, never guessed"),
+      GB_FIELD(U, length_multiple, num_text,
+               "1: each sequence runs at its exact length (least compute); pipelines use 8 to bound plans per length",
+               "1 with widely varying lengths makes one plan per length (plan_cache_size evictions, re-planning)"),
+      GB_FIELD(U, sequences_in_parallel, bool_text,
+               "true: one sequence per thread, longest first (measured faster at batch 8 x 16..128 tokens)",
+               "with fewer sequences than threads, or long sequences, false (all threads per sequence) is faster"),
+  };
+  return f;
+}
+
 // If an options struct gains a field, its table must gain a row (with a reason) too.
 static_assert(aggregate_field_count<SessionOptions>() == 8, "SessionOptions changed: update session_fields() in explain.cpp");
 static_assert(aggregate_field_count<graph::LoadOptions>() == 7, "LoadOptions changed: update load_fields() in explain.cpp");
 static_assert(aggregate_field_count<EncodeOptions>() == 7, "EncodeOptions changed: update encode_fields() in explain.cpp");
+static_assert(aggregate_field_count<UnpadOptions>() == 3, "UnpadOptions changed: update unpad_fields() in explain.cpp");
 
 template <class S>
 void add_rows(const char* component, const std::vector<Field<S>>& fields, const S& effective,
@@ -181,9 +198,10 @@ Status apply_config(const json& config, EffectiveOptions& o) {
     if (key == "session") GB_RETURN_IF_ERROR(apply_section("session", value, session_fields(), o.session, o.sources));
     else if (key == "load") GB_RETURN_IF_ERROR(apply_section("load", value, load_fields(), o.load, o.sources));
     else if (key == "encode") GB_RETURN_IF_ERROR(apply_section("encode", value, encode_fields(), o.encode, o.sources));
+    else if (key == "unpad") GB_RETURN_IF_ERROR(apply_section("unpad", value, unpad_fields(), o.unpad, o.sources));
     else
       return make_error(ErrorCode::kInvalidArgument, "unknown config section '" + key + "'", {},
-                        "sections: session, load, encode");
+                        "sections: session, load, encode, unpad");
   }
   return {};
 }
@@ -193,6 +211,7 @@ std::vector<OptionExplanation> explain_options(const EffectiveOptions& o) {
   add_rows("session", session_fields(), o.session, o.sources, rows);
   add_rows("load", load_fields(), o.load, o.sources, rows);
   add_rows("encode", encode_fields(), o.encode, o.sources, rows);
+  add_rows("unpad", unpad_fields(), o.unpad, o.sources, rows);
   return rows;
 }
 

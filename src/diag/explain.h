@@ -30,6 +30,7 @@ struct EffectiveOptions {
   SessionOptions session;
   graph::LoadOptions load;
   EncodeOptions encode;
+  UnpadOptions unpad;  // Session::run_unpadded (pipelines with unpadded_batches)
   // component.name -> source for values that did not come from the default.
   std::map<std::string, std::string> sources;
 };

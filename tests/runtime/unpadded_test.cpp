@@ -10,34 +10,11 @@
 #include <filesystem>
 
 #include "glassbox/session.h"
+#include "bert_inputs.h"
 #include "test_models.h"
 
 namespace glassbox::rt_test {
 namespace {
-
-std::string model_path(const std::string& name) {
-  return std::string(GLASSBOX_SOURCE_DIR) + "/tests/data/generated/" + name + ".onnx";
-}
-
-// ids pseudo-random in [1, 1000) on the first lengths[b] tokens (0 after), mask 1/0, token types 0.
-std::vector<NamedTensor> bert_inputs(const Session& s, int64_t seq, const std::vector<int64_t>& lengths) {
-  const int64_t batch = static_cast<int64_t>(lengths.size());
-  std::vector<int64_t> ids(batch * seq), mask(batch * seq, 0), types(batch * seq, 0);
-  uint32_t state = 777;
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t t = 0; t < seq; ++t) {
-      state = state * 1664525u + 1013904223u;
-      const bool real = t < lengths[static_cast<size_t>(b)];
-      ids[b * seq + t] = real ? 1 + (state >> 8) % 999 : 0;
-      mask[b * seq + t] = real ? 1 : 0;
-    }
-  std::vector<NamedTensor> in;
-  for (const auto& spec : s.inputs()) {
-    const auto& v = spec.name == "input_ids" ? ids : spec.name == "attention_mask" ? mask : types;
-    in.push_back({spec.name, make_tensor<int64_t>(DataType::kInt64, {batch, seq}, v)});
-  }
-  return in;
-}
 
 // Compares on real tokens (rows [b, t < length]) for [batch, seq, ...] outputs; all of it otherwise.
 // Pad positions of the unpadded result must be exactly 0.
@@ -79,11 +56,11 @@ TEST(Unpadded, EqualsThePaddedRunOnRealTokens) {
                                    {17, {17}},        {11, {3}},                {40, {7, 40, 1, 23, 23, 16, 39}}};
   int models = 0;
   for (const char* name : {"bert_tiny_op14", "distilbert_tiny_op14", "bert_tiny_cls_op14"}) {
-    if (!std::filesystem::exists(model_path(name))) continue;
+    if (!std::filesystem::exists(generated_model_path(name))) continue;
     ++models;
     SessionOptions so;
     so.threads = 2;
-    auto s = Session::load(model_path(name), so);
+    auto s = Session::load(generated_model_path(name), so);
     ASSERT_TRUE(s.ok()) << s.error().to_string();
     for (const auto& c : cases)
       for (int mode = 0; mode < 3; ++mode) {
@@ -93,7 +70,7 @@ TEST(Unpadded, EqualsThePaddedRunOnRealTokens) {
         const std::string label = std::string(name) + " seq " + std::to_string(c.seq) + " batch " +
                                   std::to_string(c.lengths.size()) + (mode == 1 ? " serial" : " parallel") +
                                   " multiple " + std::to_string(u.length_multiple);
-        auto in = bert_inputs(*s, c.seq, c.lengths);
+        auto in = bert_inputs(*s, c.seq, c.lengths, 777);
         auto ref = s->run(in);
         ASSERT_TRUE(ref.ok()) << label << ": " << ref.error().to_string();
         RunStats stats;
@@ -111,11 +88,11 @@ TEST(Unpadded, EqualsThePaddedRunOnRealTokens) {
 }
 
 TEST(Unpadded, BadMasksAreRefusedNamingTheRow) {
-  if (!std::filesystem::exists(model_path("bert_tiny_op14"))) GTEST_SKIP() << "run scripts/make_test_models.py";
-  auto s = Session::load(model_path("bert_tiny_op14"));
+  if (!std::filesystem::exists(generated_model_path("bert_tiny_op14"))) GTEST_SKIP() << "run scripts/make_test_models.py";
+  auto s = Session::load(generated_model_path("bert_tiny_op14"));
   ASSERT_TRUE(s.ok()) << s.error().to_string();
   auto with_mask = [&](const std::vector<int64_t>& mask) {
-    auto in = bert_inputs(*s, 4, {4, 4});
+    auto in = bert_inputs(*s, 4, {4, 4}, 777);
     for (auto& nt : in)
       if (nt.name == "attention_mask") nt.tensor = make_tensor<int64_t>(DataType::kInt64, {2, 4}, mask);
     return s->run_unpadded(in);
@@ -136,13 +113,13 @@ TEST(Unpadded, BadMasksAreRefusedNamingTheRow) {
   }
   UnpadOptions other;
   other.mask_input = "mask";
-  auto r = s->run_unpadded(bert_inputs(*s, 4, {4, 2}), other);
+  auto r = s->run_unpadded(bert_inputs(*s, 4, {4, 2}, 777), other);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().to_string().find("mask input 'mask' is not among the given inputs"), std::string::npos)
       << r.error().to_string();
   other.mask_input = "attention_mask";
   other.length_multiple = 0;
-  EXPECT_FALSE(s->run_unpadded(bert_inputs(*s, 4, {4, 2}), other).ok());
+  EXPECT_FALSE(s->run_unpadded(bert_inputs(*s, 4, {4, 2}, 777), other).ok());
 }
 
 TEST(Unpadded, AnOutputWithoutALeadingBatchDimIsRefusedByName) {
