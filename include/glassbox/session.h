@@ -47,6 +47,10 @@ struct SessionOptions {
   // Print each pass's changes to stderr when loading (the changes are always kept in
   // Session::pass_log()); off by default so `run` output stays clean.
   bool log_passes = false;
+  // Initializers over 16 KiB are views of the mapped model file, not copies, and weights
+  // packed for GEMM release their mapped pages (graph::LoadOptions::map_initializers);
+  // false copies every payload into memory (the pre-mapping behaviour, for comparison).
+  bool map_initializers = true;
 };
 
 // What an observer sees after each node ran.

@@ -54,6 +54,10 @@ class Buffer {
   virtual const void* data() const = 0;
   virtual void* mutable_data() = 0;  // nullptr if read-only (mapped)
   virtual size_t size() const = 0;
+  // The bytes [offset, offset + size) will not be read again soon: a mapped file drops the
+  // whole pages inside the range from the resident set (read back from the file if touched
+  // again); other buffers ignore it.
+  virtual void release_pages(size_t /*offset*/, size_t /*size*/) const {}
 };
 
 // Heap buffer aligned to 64 bytes (one cache line / one AVX-512 register).

@@ -21,6 +21,7 @@ struct BenchArgs {
   std::string output_dir;  // empty: outputs are not written
   std::string unpad_mask;  // empty: padded runs
   bool unpad_serial = false;
+  bool copy_initializers = false;  // SessionOptions::map_initializers = false
 };
 
 // Writes the last timed run's outputs as output_<i>.npy (for comparisons with a peer).
@@ -43,6 +44,7 @@ void bench_command(const BenchArgs& a) {
   opts.threads = a.threads;
   opts.opt_level = a.opt_level;
   opts.disabled_passes = a.disabled_passes;
+  opts.map_initializers = !a.copy_initializers;
   diag::BenchOptions bench = a.bench;
   if (!a.unpad_mask.empty()) {
     bench.unpadded = true;
@@ -103,6 +105,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "intra-op threads (default 0 = physical cores)");
   cmd->add_option("--opt-level", a->opt_level, "graph optimization level 0|1|2 (default 2)")->check(CLI::Range(0, 2));
   cmd->add_option("--disable-pass", a->disabled_passes, "skip a graph pass by name (repeatable)");
+  cmd->add_flag("--copy-initializers", a->copy_initializers,
+                "copy every weight into memory instead of viewing the mapped file (SessionOptions::map_initializers = false)");
   cmd->add_option("--sweep", a->sweep, "'opt-level': measure at every level and show the deviation from level 0 (default: off)");
   cmd->add_option("--output-dir", a->output_dir,
                   "write the last timed run's outputs there as output_<i>.npy (default: not written)");

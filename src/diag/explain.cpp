@@ -75,6 +75,9 @@ const std::vector<Field<SessionOptions>>& session_fields() {
       GB_FIELD(SessionOptions, log_passes, bool_text,
                "false: `run` output stays clean; the changes are always in Session::pass_log()",
                "none"),
+      GB_FIELD(SessionOptions, map_initializers, bool_text,
+               "true: weights stay in the mapped file (no copy at load; packed weights drop their pages): RSS ~ packed copy",
+               "the model file must not change while loaded; false copies all weights (RSS grows by the model size)"),
   };
   return f;
 }
@@ -96,6 +99,9 @@ const std::vector<Field<graph::LoadOptions>>& load_fields() {
                "false hides unknown-shape warnings; costs load time on huge graphs when true"),
       GB_FIELD(L, checker_failure_is_error, bool_text, "true for running models; `inspect` sets false to report instead",
                "false runs models the checker rejects"),
+      GB_FIELD(L, map_initializers, bool_text,
+               "true: initializers over 16 KiB are views of the mapped file (no copy; packed weights release their pages)",
+               "the model file must not change while loaded (as with any mmap); false copies every payload (RSS + model size)"),
   };
   return f;
 }
@@ -150,8 +156,8 @@ const std::vector<Field<UnpadOptions>>& unpad_fields() {
 }
 
 // If an options struct gains a field, its table must gain a row (with a reason) too.
-static_assert(aggregate_field_count<SessionOptions>() == 8, "SessionOptions changed: update session_fields() in explain.cpp");
-static_assert(aggregate_field_count<graph::LoadOptions>() == 7, "LoadOptions changed: update load_fields() in explain.cpp");
+static_assert(aggregate_field_count<SessionOptions>() == 9, "SessionOptions changed: update session_fields() in explain.cpp");
+static_assert(aggregate_field_count<graph::LoadOptions>() == 8, "LoadOptions changed: update load_fields() in explain.cpp");
 static_assert(aggregate_field_count<EncodeOptions>() == 7, "EncodeOptions changed: update encode_fields() in explain.cpp");
 static_assert(aggregate_field_count<UnpadOptions>() == 3, "UnpadOptions changed: update unpad_fields() in explain.cpp");
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
 #include <cstdlib>
@@ -23,6 +24,14 @@ class MappedBuffer final : public Buffer {
   const void* data() const override { return data_; }
   void* mutable_data() override { return nullptr; }
   size_t size() const override { return size_; }
+  void release_pages(size_t offset, size_t size) const override {
+    if (!data_ || offset >= size_) return;
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(data_) + offset;
+    const uintptr_t end = begin + std::min(size, size_ - offset);
+    const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  }
 
  private:
   void* data_;

@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "graph/external_data.h"
+#include "graph/payload_scan.h"
 #include "graph/proto_convert.h"
 #include "graph/topo_sort.h"
 
@@ -58,6 +60,16 @@ std::string run_checker(const onnx::ModelProto& m, const std::string& model_dir)
   return {};
 }
 
+// Payloads larger than this stay in the mapped file. copy_graph_without_payloads (used for
+// the checker and shape inference) turns every initializer of more than 1024 elements into a
+// graph input; 16 KiB of raw data is more than 1024 elements of any type (<= 16 bytes each),
+// so no payload-free initializer ever reaches the checker.
+constexpr uint64_t kMappedPayloadMinBytes = 16384;
+
+Result<Model> build_model(std::shared_ptr<const onnx::ModelProto> owner, const std::string& model_dir,
+                          const LoadOptions& options, std::shared_ptr<Buffer> mapped_file,
+                          const std::vector<InitializerPayload>* payloads);
+
 }  // namespace
 
 Result<Model> load_model(const std::string& path, const LoadOptions& options) {
@@ -71,10 +83,16 @@ Result<Model> load_model(const std::string& path, const LoadOptions& options) {
                           std::to_string(options.max_model_bytes),
                       path, "raise LoadOptions::max_model_bytes, or store weights as external data");
   GB_ASSIGN_OR_RETURN(auto bytes, map_file_readonly(path));
+  std::optional<StrippedModel> stripped;
+  if (options.map_initializers)
+    stripped = strip_initializer_payloads(static_cast<const uint8_t*>(bytes->data()), bytes->size(),
+                                          kMappedPayloadMinBytes);
   auto proto = std::make_unique<onnx::ModelProto>();
   {
-    google::protobuf::io::CodedInputStream in(static_cast<const uint8_t*>(bytes->data()),
-                                              static_cast<int>(bytes->size()));
+    const uint8_t* parse_data = stripped ? reinterpret_cast<const uint8_t*>(stripped->bytes.data())
+                                         : static_cast<const uint8_t*>(bytes->data());
+    const size_t parse_size = stripped ? stripped->bytes.size() : bytes->size();
+    google::protobuf::io::CodedInputStream in(parse_data, static_cast<int>(parse_size));
     in.SetTotalBytesLimit(static_cast<int>(std::min<int64_t>(options.max_model_bytes, INT32_MAX)));
     // Each subgraph level costs ~4 message levels (Graph > Node > Attribute > Graph).
     in.SetRecursionLimit(4 * options.max_graph_depth + 16);
@@ -84,7 +102,9 @@ Result<Model> load_model(const std::string& path, const LoadOptions& options) {
                             std::to_string(options.max_graph_depth) + ")",
                         path, "check the file is an .onnx model; re-export it");
   }
-  auto result = load_model_proto(std::move(proto), dir_of(path), options);
+  std::shared_ptr<const onnx::ModelProto> owner(std::move(proto));
+  auto result = stripped ? build_model(owner, dir_of(path), options, bytes, &stripped->payloads)
+                         : build_model(owner, dir_of(path), options, nullptr, nullptr);
   if (!result.ok()) return std::move(result).take_error().with_where(path);
   result->path = path;
   result->file_bytes = st.st_size;
@@ -93,9 +113,16 @@ Result<Model> load_model(const std::string& path, const LoadOptions& options) {
 
 Result<Model> load_model_proto(std::unique_ptr<onnx::ModelProto> proto, const std::string& model_dir,
                                const LoadOptions& options) {
+  return build_model(std::shared_ptr<const onnx::ModelProto>(std::move(proto)), model_dir, options, nullptr, nullptr);
+}
+
+namespace {
+
+Result<Model> build_model(std::shared_ptr<const onnx::ModelProto> owner, const std::string& model_dir,
+                          const LoadOptions& options, std::shared_ptr<Buffer> mapped_file,
+                          const std::vector<InitializerPayload>* payloads) {
   Model model;
   ExternalDataResolver resolver(model_dir);
-  std::shared_ptr<onnx::ModelProto> owner(std::move(proto));
   const onnx::ModelProto& m = *owner;
 
   // Initializers and IR first: it validates external data (containment, sizes)
@@ -119,7 +146,7 @@ Result<Model> load_model_proto(std::unique_ptr<onnx::ModelProto> proto, const st
     // The checker reads external data paths; only run it once the IR build below validated them.
   }
 
-  ConvertContext ctx{owner, &resolver, &options, &model.external_data};
+  ConvertContext ctx{owner, &resolver, &options, &model.external_data, mapped_file, payloads};
   {
     auto g = convert_graph(m.graph(), ctx, /*depth=*/0, /*outer_scope=*/{});
     if (!g.ok()) return std::move(g).take_error();
@@ -127,7 +154,19 @@ Result<Model> load_model_proto(std::unique_ptr<onnx::ModelProto> proto, const st
   }
 
   if (options.run_checker) {
-    model.checker_error = run_checker(m, model_dir);
+    // Without the stripped payloads the checker would see initializers without data: it then
+    // checks a copy whose large initializers are typed graph inputs (their sizes were checked
+    // against their dims by convert_tensor above).
+    if (payloads != nullptr) {
+      onnx::ModelProto checked;
+      checked.set_ir_version(m.ir_version());
+      *checked.mutable_opset_import() = m.opset_import();
+      *checked.mutable_functions() = m.functions();
+      copy_graph_without_payloads(m.graph(), checked.mutable_graph());
+      model.checker_error = run_checker(checked, model_dir);
+    } else {
+      model.checker_error = run_checker(m, model_dir);
+    }
     if (!model.checker_error.empty() && options.checker_failure_is_error)
       return make_error(ErrorCode::kInvalidModel, "ONNX checker: " + model.checker_error, {},
                         "fix the model (or inspect it with `glassbox inspect`, which reports without refusing)");
@@ -158,5 +197,7 @@ Result<Model> load_model_proto(std::unique_ptr<onnx::ModelProto> proto, const st
   }
   return model;
 }
+
+}  // namespace
 
 }  // namespace glassbox::graph

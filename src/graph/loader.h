@@ -30,6 +30,10 @@ struct LoadOptions {
   bool run_shape_inference = true;
   // A checker failure is a load error (true) or only recorded in Model::checker_error (false, for inspect).
   bool checker_failure_is_error = true;
+  // Initializers over 16 KiB in the main graph become views of the mapped model file instead of
+  // protobuf copies (a wire-format scan finds their raw_data; misaligned ones are copied), and
+  // weights packed for GEMM release their mapped pages afterwards. false: every payload copied.
+  bool map_initializers = true;
 };
 
 // Loads MODEL.onnx; external data is resolved relative to its directory only.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "graph/payload_scan.h"
 #include "graph/topo_sort.h"
 
 namespace glassbox::graph {
@@ -187,7 +188,7 @@ ValueInfo convert_value_info(const onnx::ValueInfoProto& vi) {
   return out;
 }
 
-Result<Tensor> convert_tensor(const onnx::TensorProto& t, ConvertContext& ctx) {
+Result<Tensor> convert_tensor(const onnx::TensorProto& t, ConvertContext& ctx, const InitializerPayload* payload) {
   if (!dtype_is_valid(t.data_type()))
     return bad_tensor(t.name(), "unknown data_type " + std::to_string(t.data_type()));
   const auto dtype = static_cast<DataType>(t.data_type());
@@ -228,6 +229,19 @@ Result<Tensor> convert_tensor(const onnx::TensorProto& t, ConvertContext& ctx) {
     }
     return Tensor::view(dtype, shape, loc->buffer, loc->offset);
   }
+  if (payload != nullptr) {
+    if (payload->size != expected)
+      return bad_tensor(t.name(), "raw_data has " + std::to_string(payload->size) + " bytes but " + dtype_name(dtype) +
+                                      shape_to_string(shape) + " needs " + std::to_string(expected));
+    const char* bytes = static_cast<const char*>(ctx.mapped_file->data()) + payload->offset;
+    if (reinterpret_cast<uintptr_t>(bytes) % std::max<size_t>(es, 1) != 0) {
+      // Misaligned data cannot be read as T* without UB: copy it once.
+      GB_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(dtype, shape));
+      std::memcpy(out.mutable_raw(), bytes, expected);
+      return out;
+    }
+    return Tensor::view(dtype, shape, ctx.mapped_file, payload->offset);
+  }
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
     if (raw.size() != expected)
@@ -253,10 +267,16 @@ Result<Graph> convert_graph(const onnx::GraphProto& g, ConvertContext& ctx, int 
   Graph out;
   out.name = g.name();
   std::set<std::string> available = outer_scope;
-  for (const auto& init : g.initializer()) {
+  size_t next_payload = 0;  // payloads are of the main graph only, in initializer order
+  for (int index = 0; index < g.initializer_size(); ++index) {
+    const auto& init = g.initializer(index);
     if (init.name().empty()) return bad_tensor("", "initializer has no name");
     if (out.initializers.count(init.name())) return bad_tensor(init.name(), "initializer name appears twice");
-    auto t = convert_tensor(init, ctx);
+    const InitializerPayload* payload = nullptr;
+    if (depth == 0 && ctx.payloads && next_payload < ctx.payloads->size() &&
+        (*ctx.payloads)[next_payload].index == index)
+      payload = &(*ctx.payloads)[next_payload++];
+    auto t = convert_tensor(init, ctx, payload);
     if (!t.ok()) return std::move(t).take_error();
     ValueInfo info;
     info.name = init.name();

@@ -29,6 +29,9 @@ std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool
     if (auto p = it->second.packed.lock()) return p;
   auto p = kernels::pack_gemm_b_f32(K, N, trans_b, trans_b ? K : N, b.data<float>(), &pool);
   registry[key] = Entry{b.buffer(), p};
+  // Runs read the packed copy from now on: weights viewed in the mapped model file
+  // (LoadOptions::map_initializers) leave the resident set.
+  b.buffer()->release_pages(b.byte_offset(), b.nbytes());
   return p;
 }
 

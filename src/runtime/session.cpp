@@ -237,7 +237,9 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
       for (const auto& e : graph::passes::all_passes()) names += (names.empty() ? "" : ", ") + std::string(e.name);
       return make_error(ErrorCode::kInvalidArgument, "unknown pass '" + p + "'", {}, "passes are: " + names);
     }
-  GB_ASSIGN_OR_RETURN(impl->model, graph::load_model(path));
+  graph::LoadOptions load_options;
+  load_options.map_initializers = options.map_initializers;
+  GB_ASSIGN_OR_RETURN(impl->model, graph::load_model(path, load_options));
   graph::Model& m = impl->model;
   impl->opset = m.opset("");
   for (const auto& f : m.functions)

@@ -263,3 +263,79 @@ TEST(Loader, RefusesFilesThatAreNotModelsOrTooLarge) {
   EXPECT_EQ(big.error().code, ErrorCode::kLimitExceeded);
   EXPECT_NE(big.error().to_string().find("max_model_bytes"), std::string::npos);
 }
+
+// LoadOptions::map_initializers: large initializers of the main graph are views of the mapped
+// file with the same values as the copying path; small ones, misaligned ones and subgraph
+// ones are copies; bad sizes are still refused; scans of corrupt bytes fall back to protobuf.
+namespace {
+
+// y = x + w + v: w float[n] (large), v float[1] (small). The graph's name (field 2, written
+// before the initializers, field 5) has shift + 1 characters, so shifts 0..3 move w's payload
+// through all four alignments in the file.
+onnx::ModelProto make_large_add_model(int64_t n, size_t shift) {
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  g->set_name(std::string(shift + 1, 'g'));
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {n});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {n});
+  std::vector<float> w(static_cast<size_t>(n));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.5f * static_cast<float>(i) - 3.f;
+  add_float_initializer(g, "w", {n}, w);
+  add_float_initializer(g, "v", {1}, {7.f});
+  add_node(g, "Add", {"x", "w"}, {"xw"}, "add1");
+  add_node(g, "Add", {"xw", "v"}, {"y"}, "add2");
+  return m;
+}
+
+}  // namespace
+
+TEST(Loader, MapsLargeInitializersFromTheFile) {
+  TempDir dir;
+  for (size_t shift : {0, 1, 2, 3}) {
+    SCOPED_TRACE("payload shift " + std::to_string(shift));
+    auto m = make_large_add_model(10000, shift);
+    graph::LoadOptions copy;
+    copy.map_initializers = false;
+    auto mapped = load(m, dir);
+    auto copied = load(m, dir, copy);
+    ASSERT_TRUE(mapped.ok()) << mapped.error().to_string();
+    ASSERT_TRUE(copied.ok()) << copied.error().to_string();
+    EXPECT_TRUE(mapped->checker_ran);
+    EXPECT_TRUE(mapped->checker_error.empty()) << mapped->checker_error;
+    for (const char* name : {"w", "v"}) {
+      const Tensor& a = mapped->graph.initializers.at(name);
+      const Tensor& b = copied->graph.initializers.at(name);
+      ASSERT_EQ(a.shape(), b.shape()) << name;
+      EXPECT_EQ(std::memcmp(a.raw(), b.raw(), b.nbytes()), 0) << name;
+    }
+    // Where the payload is 4-byte aligned in the file, w must be a view of the mapping:
+    // its buffer is the file (read-only, the whole file's size), not a copy of 40000 bytes.
+    const Tensor& w = mapped->graph.initializers.at("w");
+    const bool aligned = reinterpret_cast<uintptr_t>(w.raw()) % 4 == 0;
+    EXPECT_TRUE(aligned) << "misaligned payloads are copied into aligned storage";
+    if (w.buffer()->size() > w.nbytes()) {
+      EXPECT_EQ(w.buffer()->mutable_data(), nullptr) << "a view of the mapped file is read-only";
+    }
+    EXPECT_EQ(mapped->graph.initializers.at("v").buffer()->size() > 1000, false) << "small initializers are copies";
+  }
+  // The four shifts cover every residue mod 4, so exactly one of them is a view.
+  int views = 0;
+  for (size_t shift : {0, 1, 2, 3}) {
+    auto r = load(make_large_add_model(10000, shift), dir);
+    ASSERT_TRUE(r.ok());
+    views += r->graph.initializers.at("w").buffer()->size() > 40000 ? 1 : 0;
+  }
+  EXPECT_EQ(views, 1);
+}
+
+TEST(Loader, MappedInitializersKeepTheRefusals) {
+  TempDir dir;
+  auto m = make_large_add_model(10000, 0);
+  m.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string(20000, '\0'));
+  expect_refused(load(m, dir), "raw_data has 20000 bytes");
+  // A truncated file: the scan fails, protobuf reports it.
+  std::string bytes;
+  make_large_add_model(10000, 0).SerializeToString(&bytes);
+  write_bytes(dir.file("cut.onnx"), bytes.substr(0, bytes.size() - 5000));
+  expect_refused(graph::load_model(dir.file("cut.onnx")), "not a valid ONNX protobuf");
+}
