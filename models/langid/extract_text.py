@@ -257,6 +257,15 @@ def main():
             st[1] += len(rec["sents"])
     for lang in sorted(stats):
         print(f"{lang}\tpages {stats[lang][0]}\tsentences {stats[lang][1]}", file=sys.stderr)
+    # which pages were used (committed as models/langid/corpus_manifest.tsv)
+    manifest = os.path.join(os.path.dirname(args.out), "corpus_manifest.tsv")
+    with open(args.out, encoding="utf-8") as f, open(manifest, "w", encoding="utf-8") as m:
+        m.write("# lang\tpage\tpath\tsentences\tsplit  (pages actually used by extract_text.py in the committed run; "
+                "split: md5(page)%10==0 -> test)\n")
+        for line in f:
+            rec = json.loads(line)
+            split = "test" if int(hashlib.md5(rec["page"].encode("utf-8")).hexdigest()[:8], 16) % 10 == 0 else "train"
+            m.write(f"{rec['lang']}\t{rec['page']}\t{rec['path']}\t{len(rec['sents'])}\t{split}\n")
 
 
 if __name__ == "__main__":

@@ -112,6 +112,37 @@ class LangId(nn.Module):
         return self.cls(pooled)
 
 
+class ByteCNN(nn.Module):
+    """v5: convolutions over byte embeddings (the tokenizer's ids are bytes): a stack of 1-D
+    convolutions sees character n-grams up to the receptive field (kernels 5,3,3 -> 9 bytes),
+    which is what separates close languages on short inputs (CLD3 and fastText's lid models
+    use hashed character n-grams for the same reason). Padding never leaks into real
+    positions: embeddings and every layer's output are multiplied by the attention mask, so
+    zero padding inside the batch equals the convolution's own zero padding and a padded
+    batch gives the logits of each sequence alone. Pooling: masked mean and masked max."""
+
+    def __init__(self, vocab, labels, emb=64, channels=192, kernels=(5, 3, 3), drop=0.1):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, emb)
+        convs, c_in = [], emb
+        for k in kernels:
+            assert k % 2 == 1, "odd kernels keep the sequence length"
+            convs.append(nn.Conv1d(c_in, channels, k, padding=k // 2))
+            c_in = channels
+        self.convs = nn.ModuleList(convs)
+        self.drop = nn.Dropout(drop)
+        self.cls = nn.Linear(2 * channels, labels)
+
+    def forward(self, input_ids, attention_mask):
+        m = attention_mask.to(torch.float32).unsqueeze(1)  # [b,1,t]
+        x = self.tok(input_ids).transpose(1, 2) * m        # [b,emb,t]
+        for conv in self.convs:
+            x = F.gelu(conv(x)) * m
+        mean = x.sum(dim=2) / m.sum(dim=2).clamp(min=1.0)
+        mx = (x - (1.0 - m) * 10000.0).max(dim=2).values
+        return self.cls(self.drop(torch.cat([mean, mx], dim=1)))
+
+
 def load_onnx_weights(model, onnx_path):
     """Warm start: read the weights of a model.onnx exported by this script back into `model`.
     Named initializers (embeddings, biases, LayerNorm, cls.*) map 1:1; the Linear weights were
@@ -303,6 +334,11 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--ff", type=int, default=256)
     ap.add_argument("--max-length", type=int, default=128)
+    ap.add_argument("--arch", choices=["transformer", "bytecnn"], default="transformer",
+                    help="transformer: v1-v4 encoder; bytecnn: v5 convolutions over bytes (use a byte tokenizer: "
+                         "train_tokenizer.js --vocab 260)")
+    ap.add_argument("--channels", type=int, default=192, help="bytecnn: channels of every convolution")
+    ap.add_argument("--kernels", default="5,3,3", help="bytecnn: kernel width of each convolution")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--p-single", type=float, default=0.5, help="P(example = one sentence)")
     ap.add_argument("--p-fragment", type=float, default=0.38, help="P(example = 3-40 token fragment)")
@@ -366,6 +402,14 @@ def main():
             if line and not line.startswith("#"):
                 lang, text = line.split("\t", 1)
                 everyday2.append((lang, text))
+
+    everyday3 = []  # third hand-written set (v5), evaluation only
+    with open(os.path.join(HERE, "everyday3.tsv"), encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line and not line.startswith("#"):
+                lang, text = line.split("\t", 1)
+                everyday3.append((lang, text))
 
     # extra documents (fortunes, gettext catalogs): split by document name, capped per language
     extra_train, extra_test, words_train, words_test = {}, {}, {}, {}
@@ -435,6 +479,9 @@ def main():
             for w in wl.get(lang, []):
                 texts.append(w)
                 where.append((split, lang, 0))
+    for lang, s in everyday3:  # before sanity/everyday2: torch_ref slices those from the end
+        texts.append(s)
+        where.append(("everyday3", lang, 0))
     for lang, s in sanity:
         texts.append(s)
         where.append(("sanity", lang, 0))
@@ -449,6 +496,7 @@ def main():
     test = {l: {} for l in labels}
     sanity_seqs = {l: [] for l in labels}
     everyday2_seqs = {l: [] for l in labels}
+    everyday3_seqs = {l: [] for l in labels}
     xtrain = {l: {} for l in labels}
     xtest_sent = {l: [] for l in labels}
     wtrain = {l: [] for l in labels}
@@ -469,6 +517,9 @@ def main():
             wtrain[lang].append(x)
         elif split == "wtest":
             wtest[lang].append([CLS] + x[:max_body] + [SEP])
+        elif split == "everyday3":
+            if lang in everyday3_seqs:
+                everyday3_seqs[lang].append([CLS] + x[:max_body] + [SEP])
         elif split == "sanity":
             if lang in sanity_seqs:
                 sanity_seqs[lang].append([CLS] + x[:max_body] + [SEP])
@@ -509,9 +560,14 @@ def main():
               file=sys.stderr)
 
     # ---- model + training
-    model = LangId(vocab_size, len(labels), args.hidden, args.layers, args.heads, args.ff,
-                   args.max_length)
+    if args.arch == "bytecnn":
+        model = ByteCNN(vocab_size, len(labels), args.hidden, args.channels,
+                        tuple(int(k) for k in args.kernels.split(",")))
+    else:
+        model = LangId(vocab_size, len(labels), args.hidden, args.layers, args.heads, args.ff,
+                       args.max_length)
     if args.init_from:
+        assert args.arch == "transformer", "--init-from reads the transformer's ONNX export only"
         load_onnx_weights(model, args.init_from)
         print(f"initialized from {args.init_from}", file=sys.stderr)
     nparams = sum(p.numel() for p in model.parameters())
@@ -578,7 +634,7 @@ def main():
     # ---- evaluation
     report = []
     report.append(fmt_table(accuracy_table(model, test_long, labels),
-                            "Held-out pages, paragraph-length inputs (consecutive sentences, <=128 tokens; <=400 per language)"))
+                            f"Held-out pages, paragraph-length inputs (consecutive sentences, <={args.max_length} tokens; <=400 per language)"))
     report.append(fmt_table(accuracy_table(model, test_sent, labels),
                             "Held-out pages, single sentences (>=3 tokens; <=600 per language, seeded sample)"))
     # sentence accuracy by length bucket (tokens)
@@ -603,6 +659,8 @@ def main():
                             "Hand-written everyday sentences (sanity.tsv)"))
     report.append(fmt_table(accuracy_table(model, {l: v for l, v in everyday2_seqs.items() if v}, labels),
                             "Second hand-written everyday set (everyday2.tsv)"))
+    report.append(fmt_table(accuracy_table(model, {l: v for l, v in everyday3_seqs.items() if v}, labels),
+                            "Third hand-written everyday set (everyday3.tsv, written before v5 was trained)"))
     report_txt = "\n\n".join(report)
     print(report_txt, file=sys.stderr)
 
@@ -623,22 +681,36 @@ def main():
     print("onnx ops:", ops, file=sys.stderr)
 
     id2label = {str(i): l for i, l in enumerate(labels)}
+    if args.arch == "bytecnn":
+        arch_cfg = {
+            "architectures": ["GlassboxLangIdByteCNN"],
+            "model_type": "glassbox_langid_bytecnn",
+            "embedding_size": args.hidden,
+            "conv_channels": args.channels,
+            "conv_kernels": [int(k) for k in args.kernels.split(",")],
+            "hidden_act": "gelu",
+            "pooling": "masked_mean+masked_max",
+        }
+    else:
+        arch_cfg = {
+            "architectures": ["GlassboxLangIdEncoder"],
+            "model_type": "glassbox_langid_encoder",
+            "hidden_size": args.hidden,
+            "num_hidden_layers": args.layers,
+            "num_attention_heads": args.heads,
+            "intermediate_size": args.ff,
+            "hidden_act": "gelu",
+            "layer_norm_eps": 1e-5,
+            "layer_norm_position": "post",
+            "position_embedding_type": "absolute",
+            "pooling": "masked_mean",
+        }
     config = {
-        "architectures": ["GlassboxLangIdEncoder"],
-        "model_type": "glassbox_langid_encoder",
+        **arch_cfg,
         "task": "text-classification",
         "problem_type": "single_label_classification",
         "vocab_size": vocab_size,
-        "hidden_size": args.hidden,
-        "num_hidden_layers": args.layers,
-        "num_attention_heads": args.heads,
-        "intermediate_size": args.ff,
-        "hidden_act": "gelu",
-        "layer_norm_eps": 1e-5,
-        "layer_norm_position": "post",
-        "position_embedding_type": "absolute",
         "max_position_embeddings": args.max_length,
-        "pooling": "masked_mean",
         "pad_token_id": PAD,
         "unk_token_id": UNK,
         "cls_token_id": CLS,

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Train the language-ID tokenizer with the Hugging Face `tokenizers` npm binding.
 //
-//   node models/langid/train_tokenizer.js [--vocab 8000]
+//   node models/langid/train_tokenizer.js [--vocab 8000] [--max-length 128] [--out DIR]
+//   (v5: --vocab 260 --max-length 256: the 256 byte symbols and no merges)
 //
 // Reads models/langid/data/corpus.jsonl (from extract_text.py), keeps only the
 // TRAIN pages (same md5-of-page-name split as train.py), takes at most
@@ -32,6 +33,8 @@ function opt(name, def) {
 }
 const VOCAB = parseInt(opt('vocab', '8000'), 10);
 const PER_LANG = parseInt(opt('per-lang', '20000'), 10);
+// tokenizer.json's declared truncation: the model's max_length (128 for v1-v4, 256 for v5)
+const MAX_LENGTH = parseInt(opt('max-length', '128'), 10);
 const DATA = opt('data', path.join(__dirname, 'data'));
 const OUT = opt('out', __dirname);
 
@@ -83,7 +86,7 @@ for (const m of full.model.merges) {
 
 const json = {
   version: '1.0',
-  truncation: { direction: 'Right', max_length: 128, strategy: 'LongestFirst', stride: 0 },
+  truncation: { direction: 'Right', max_length: MAX_LENGTH, strategy: 'LongestFirst', stride: 0 },
   padding: null,
   added_tokens: SPECIALS.map((c, i) => ({
     id: i, content: c, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true,
