@@ -58,6 +58,10 @@ class Buffer {
   // whole pages inside the range from the resident set (read back from the file if touched
   // again); other buffers ignore it.
   virtual void release_pages(size_t /*offset*/, size_t /*size*/) const {}
+  // The buffer's bytes where they lie, without materializing anything (data() of a lazily
+  // aligned copy would make the copy): may be misaligned for the element type, so read it
+  // with memcpy only. Default: data().
+  virtual const void* source_bytes() const { return data(); }
 };
 
 // Heap buffer aligned to 64 bytes (one cache line / one AVX-512 register).

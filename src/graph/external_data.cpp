@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cstring>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
 #include <set>
 
 namespace glassbox::graph {
@@ -38,6 +40,29 @@ class MappedBuffer final : public Buffer {
   size_t size_;
 };
 
+class LazyAlignedSlice final : public Buffer {
+ public:
+  LazyAlignedSlice(std::shared_ptr<Buffer> file, size_t offset, size_t size)
+      : file_(std::move(file)), offset_(offset), size_(size) {}
+  const void* data() const override {
+    std::call_once(once_, [this] {
+      copy_ = make_owned_buffer(size_);
+      if (size_) std::memcpy(copy_->mutable_data(), source_bytes(), size_);
+    });
+    return copy_->data();
+  }
+  void* mutable_data() override { return nullptr; }  // read-only, like the file
+  size_t size() const override { return size_; }
+  const void* source_bytes() const override { return static_cast<const char*>(file_->data()) + offset_; }
+  void release_pages(size_t offset, size_t size) const override { file_->release_pages(offset_ + offset, size); }
+
+ private:
+  std::shared_ptr<Buffer> file_;
+  size_t offset_, size_;
+  mutable std::once_flag once_;
+  mutable std::shared_ptr<Buffer> copy_;
+};
+
 Error ext_error(std::string what, std::string fix = "re-export the model with its external data inside the model directory") {
   return make_error(ErrorCode::kInvalidModel, std::move(what), {}, std::move(fix));
 }
@@ -52,6 +77,10 @@ Result<uint64_t> parse_u63(const std::string& key, const std::string& text) {
 }
 
 }  // namespace
+
+std::shared_ptr<Buffer> make_lazy_aligned_slice(std::shared_ptr<Buffer> file, size_t offset, size_t size) {
+  return std::make_shared<LazyAlignedSlice>(std::move(file), offset, size);
+}
 
 Result<std::shared_ptr<Buffer>> map_file_readonly(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

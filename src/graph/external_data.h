@@ -38,4 +38,10 @@ class ExternalDataResolver {
 // Reads a file into memory with mmap (read-only, private). Empty files give an empty buffer.
 Result<std::shared_ptr<Buffer>> map_file_readonly(const std::string& path);
 
+// `size` bytes at `offset` of a mapped file whose address is not aligned for their element
+// type: data() makes an aligned heap copy on first use (once, thread-safe) and keeps it;
+// source_bytes() gives the bytes in the file without copying (weight packing reads those, so
+// a packed weight never gets a resident copy); release_pages() releases the file's pages.
+std::shared_ptr<Buffer> make_lazy_aligned_slice(std::shared_ptr<Buffer> file, size_t offset, size_t size);
+
 }  // namespace glassbox::graph

@@ -235,10 +235,9 @@ Result<Tensor> convert_tensor(const onnx::TensorProto& t, ConvertContext& ctx, c
                                       shape_to_string(shape) + " needs " + std::to_string(expected));
     const char* bytes = static_cast<const char*>(ctx.mapped_file->data()) + payload->offset;
     if (reinterpret_cast<uintptr_t>(bytes) % std::max<size_t>(es, 1) != 0) {
-      // Misaligned data cannot be read as T* without UB: copy it once.
-      GB_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(dtype, shape));
-      std::memcpy(out.mutable_raw(), bytes, expected);
-      return out;
+      // Misaligned data cannot be read as T* without UB: an aligned copy is made on first
+      // typed access only (weight packing reads the file bytes directly and never makes it).
+      return Tensor::view(dtype, shape, make_lazy_aligned_slice(ctx.mapped_file, payload->offset, expected), 0);
     }
     return Tensor::view(dtype, shape, ctx.mapped_file, payload->offset);
   }

@@ -37,7 +37,10 @@ class GatherOp final : public Op {
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= x->shape()[d];
     for (int64_t d = axis + 1; d < r; ++d) inner *= x->shape()[d];
-    kernels::gather_axis(outer, n, static_cast<size_t>(inner) * dtype_size(x->dtype()), x->raw(), idx.data(),
+    // The kernel copies bytes (memcpy), so it reads the data where it lies: an embedding table
+    // viewed misaligned in the mapped model file is not copied whole for the rows a run needs.
+    const void* src = x->buffer() ? static_cast<const char*>(x->buffer()->source_bytes()) + x->byte_offset() : x->raw();
+    kernels::gather_axis(outer, n, static_cast<size_t>(inner) * dtype_size(x->dtype()), src, idx.data(),
                          static_cast<int64_t>(idx.size()), y->mutable_raw(), &ctx.pool());
     return Status::ok_status();
   }
