@@ -62,6 +62,10 @@ class Buffer {
   // aligned copy would make the copy): may be misaligned for the element type, so read it
   // with memcpy only. Default: data().
   virtual const void* source_bytes() const { return data(); }
+  // Copies bytes [offset, offset + size) into dst without mapping them into the process: a
+  // mapped file reads them with pread (page cache, not resident set). false: not supported
+  // (read source_bytes() instead).
+  virtual bool read_bytes(size_t /*offset*/, size_t /*size*/, void* /*dst*/) const { return false; }
 };
 
 // Heap buffer aligned to 64 bytes (one cache line / one AVX-512 register).

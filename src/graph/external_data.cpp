@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <climits>
 #include <cstring>
@@ -19,9 +20,25 @@ namespace {
 
 class MappedBuffer final : public Buffer {
  public:
-  MappedBuffer(void* data, size_t size) : data_(data), size_(size) {}
+  MappedBuffer(void* data, size_t size, int fd) : data_(data), size_(size), fd_(fd) {}
   ~MappedBuffer() override {
     if (data_ && size_) munmap(data_, size_);
+    if (fd_ >= 0) close(fd_);
+  }
+  bool read_bytes(size_t offset, size_t size, void* dst) const override {
+    if (fd_ < 0 || offset > size_ || size > size_ - offset) return false;
+    char* out = static_cast<char*>(dst);
+    while (size > 0) {
+      const ssize_t n = pread(fd_, out, size, static_cast<off_t>(offset));
+      if (n <= 0) {
+        if (n < 0 && errno == EINTR) continue;
+        return false;
+      }
+      out += n;
+      offset += static_cast<size_t>(n);
+      size -= static_cast<size_t>(n);
+    }
+    return true;
   }
   const void* data() const override { return data_; }
   void* mutable_data() override { return nullptr; }
@@ -38,6 +55,7 @@ class MappedBuffer final : public Buffer {
  private:
   void* data_;
   size_t size_;
+  int fd_;  // kept open for read_bytes
 };
 
 class LazyAlignedSlice final : public Buffer {
@@ -55,6 +73,9 @@ class LazyAlignedSlice final : public Buffer {
   size_t size() const override { return size_; }
   const void* source_bytes() const override { return static_cast<const char*>(file_->data()) + offset_; }
   void release_pages(size_t offset, size_t size) const override { file_->release_pages(offset_ + offset, size); }
+  bool read_bytes(size_t offset, size_t size, void* dst) const override {
+    return offset <= size_ && size <= size_ - offset && file_->read_bytes(offset_ + offset, size, dst);
+  }
 
  private:
   std::shared_ptr<Buffer> file_;
@@ -99,8 +120,7 @@ Result<std::shared_ptr<Buffer>> map_file_readonly(const std::string& path) {
       return make_error(ErrorCode::kIo, "mmap failed", path);
     }
   }
-  close(fd);
-  return std::shared_ptr<Buffer>(std::make_shared<MappedBuffer>(data, size));
+  return std::shared_ptr<Buffer>(std::make_shared<MappedBuffer>(data, size, fd));
 }
 
 Result<std::shared_ptr<Buffer>> ExternalDataResolver::map_file(const std::string& location) {

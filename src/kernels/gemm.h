@@ -40,9 +40,11 @@ struct GemmEpilogue {
 };
 
 // A constant B [K, N] (or [N, K] when trans_b) reordered once into oneDNN's
-// blocked layout, cut into column blocks that are the unit of parallel work.
+// blocked layout, cut into column blocks that are the unit of parallel work. B holds
+// floats but may be misaligned for them (weights viewed in a mapped model file): each
+// block is then copied (memcpy) into aligned storage before the reorder.
 struct PackedGemmB;
-std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool trans_b, int64_t ldb, const float* B,
+std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool trans_b, int64_t ldb, const void* B,
                                                    ThreadPool* pool);
 int64_t packed_gemm_b_bytes(const PackedGemmB& b);
 

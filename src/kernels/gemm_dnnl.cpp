@@ -22,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <cstring>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -208,8 +209,9 @@ void gemm_f32(const GemmDesc& d, const float* A, const float* B, float* C, Threa
   });
 }
 
-std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool trans_b, int64_t ldb, const float* B,
+std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool trans_b, int64_t ldb, const void* B,
                                                    ThreadPool* pool) {
+  const bool misaligned = reinterpret_cast<uintptr_t>(B) % alignof(float) != 0;
   auto p = std::make_shared<PackedGemmB>();
   p->K = K;
   p->N = N;
@@ -241,9 +243,26 @@ std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool tr
       auto& blk = p->blocks[static_cast<size_t>(i)];
       const size_t bytes = (blk.desc.get_size() + 63) / 64 * 64;
       blk.data.reset(std::aligned_alloc(64, bytes), std::free);
-      dnnl::memory::desc src = trans_b ? dnnl::memory::desc(dims{K, blk.n}, dt::f32, dims{1, ldb})
-                                       : dnnl::memory::desc(dims{K, blk.n}, dt::f32, dims{ldb, 1});
-      const float* origin = trans_b ? B + blk.n0 * ldb : B + blk.n0;
+      // Offset of the block's first element, in floats; rows of the block: K rows of blk.n
+      // (B is [K, N]) or blk.n rows of K (trans_b: B is [N, K]), ldb floats apart.
+      const int64_t first = trans_b ? blk.n0 * ldb : blk.n0;
+      const int64_t rows = trans_b ? blk.n : K, row_len = trans_b ? K : blk.n;
+      int64_t ld = ldb;
+      const float* origin = nullptr;
+      std::vector<float> staged;
+      if (misaligned) {  // bytes of a mapped file: copy the block's rows (memcpy) into aligned storage
+        staged.resize(static_cast<size_t>(rows * row_len));
+        const char* base = static_cast<const char*>(B) + first * static_cast<int64_t>(sizeof(float));
+        for (int64_t r = 0; r < rows; ++r)
+          std::memcpy(staged.data() + r * row_len, base + r * ldb * static_cast<int64_t>(sizeof(float)),
+                      static_cast<size_t>(row_len) * sizeof(float));
+        origin = staged.data();
+        ld = row_len;
+      } else {
+        origin = static_cast<const float*>(B) + first;
+      }
+      dnnl::memory::desc src = trans_b ? dnnl::memory::desc(dims{K, blk.n}, dt::f32, dims{1, ld})
+                                       : dnnl::memory::desc(dims{K, blk.n}, dt::f32, dims{ld, 1});
       dnnl::memory from(src, engine(), const_cast<float*>(origin));
       dnnl::memory to(blk.desc, engine(), blk.data.get());
       dnnl::stream& s = thread_stream();

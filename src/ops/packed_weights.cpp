@@ -30,16 +30,10 @@ std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool
   auto it = registry.find(key);
   if (it != registry.end() && it->second.buffer.lock() == b.buffer())
     if (auto p = it->second.packed.lock()) return p;
-  // Read the weights where they lie: a misaligned view of the model file is staged through
-  // a temporary aligned copy instead of the tensor's own (kept) aligned copy.
+  // Read the weights where they lie: the packer stages a misaligned view of the model file
+  // block by block instead of the tensor making (and keeping) a whole aligned copy.
   const char* src = static_cast<const char*>(b.buffer()->source_bytes()) + b.byte_offset();
-  std::vector<float> staged;
-  if (reinterpret_cast<uintptr_t>(src) % alignof(float) != 0) {
-    staged.resize(static_cast<size_t>(b.numel()));
-    std::memcpy(staged.data(), src, b.nbytes());
-    src = reinterpret_cast<const char*>(staged.data());
-  }
-  auto p = kernels::pack_gemm_b_f32(K, N, trans_b, trans_b ? K : N, reinterpret_cast<const float*>(src), &pool);
+  auto p = kernels::pack_gemm_b_f32(K, N, trans_b, trans_b ? K : N, src, &pool);
   registry[key] = Entry{b.buffer(), p};
   // Runs read the packed copy from now on: weights viewed in the mapped model file
   // (LoadOptions::map_initializers) leave the resident set.

@@ -4,6 +4,9 @@
 // epilogue (bias, GELU, residual). Also: ThreadPool covers every index once.
 #include <atomic>
 #include <cmath>
+#include <cstring>
+#include <utility>
+#include <vector>
 
 #include "core/thread_pool.h"
 #include "kernels/gemm.h"
@@ -52,6 +55,25 @@ TEST(GemmKernel, TiledMatchesReferenceOnAwkwardShapes) {
       expect_near_rel(got, want, 1e-5);
     }
   }
+}
+
+// Weights viewed in a mapped model file can sit at any byte address: packing from a
+// misaligned copy must give exactly the packing of the aligned weights.
+TEST(GemmKernel, PackingMisalignedWeightsEqualsAligned) {
+  ThreadPool pool(2);
+  uint32_t seed = 99;
+  for (const auto& [K, N] : {std::pair<int64_t, int64_t>{33, 1}, {65, 200}, {128, 384}})
+    for (bool tb : {false, true}) {
+      Tensor b = random_f32({K * N}, seed++), a = random_f32({7 * K}, seed++);
+      std::vector<char> shifted(static_cast<size_t>(K * N) * sizeof(float) + 3);
+      std::memcpy(shifted.data() + 1, b.data<float>(), static_cast<size_t>(K * N) * sizeof(float));
+      auto aligned = kernels::pack_gemm_b_f32(K, N, tb, tb ? K : N, b.data<float>(), &pool);
+      auto misaligned = kernels::pack_gemm_b_f32(K, N, tb, tb ? K : N, shifted.data() + 1, &pool);
+      std::vector<float> c1(static_cast<size_t>(7 * N)), c2(c1.size());
+      kernels::gemm_f32_packed(7, a.data<float>(), K, *aligned, c1.data(), N, {}, &pool);
+      kernels::gemm_f32_packed(7, a.data<float>(), K, *misaligned, c2.data(), N, {}, &pool);
+      EXPECT_EQ(std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float)), 0) << K << "x" << N << " trans_b " << tb;
+    }
 }
 
 TEST(GemmKernel, PackedWithEpiloguesMatchesReference) {
