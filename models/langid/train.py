@@ -386,30 +386,20 @@ def main():
                     if sum(len(r["sents"]) for r in train_pages[l]) >= args.min_train_sents)
     print("labels:", labels, file=sys.stderr)
 
-    # sanity set (hand-written everyday sentences, not from man pages)
-    sanity = []
-    with open(os.path.join(HERE, "sanity.tsv"), encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line and not line.startswith("#"):
-                lang, text = line.split("\t", 1)
-                sanity.append((lang, text))
+    def read_tsv(name):  # hand-written sets: language<TAB>sentence, '#' comments
+        out = []
+        with open(os.path.join(HERE, name), encoding="utf-8") as f:
+            for line in f:
+                line = line.rstrip("\n")
+                if line and not line.startswith("#"):
+                    lang, text = line.split("\t", 1)
+                    out.append((lang, text))
+        return out
 
-    everyday2 = []  # second hand-written set, evaluation only
-    with open(os.path.join(HERE, "everyday2.tsv"), encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line and not line.startswith("#"):
-                lang, text = line.split("\t", 1)
-                everyday2.append((lang, text))
-
-    everyday3 = []  # third hand-written set (v5), evaluation only
-    with open(os.path.join(HERE, "everyday3.tsv"), encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line and not line.startswith("#"):
-                lang, text = line.split("\t", 1)
-                everyday3.append((lang, text))
+    # hand-written everyday sets, not from man pages; evaluation only
+    sanity = read_tsv("sanity.tsv")
+    everyday2 = read_tsv("everyday2.tsv")  # written before any v4 result was seen
+    everyday3 = read_tsv("everyday3.tsv")  # written before v5 was trained
 
     # extra documents (fortunes, gettext catalogs): split by document name, capped per language
     extra_train, extra_test, words_train, words_test = {}, {}, {}, {}
