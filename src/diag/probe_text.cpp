@@ -70,9 +70,28 @@ int64_t count_tokens(const Tokenizer& tk, const std::string& text) {
 }
 
 // A text of exactly `target` tokens (special tokens included) made of one repeated filler
-// word, or the closest one found above it; returns the text and its actual count.
+// word, or, when every word adds several tokens (byte-level vocabularies: "a " is two), the
+// shortest prefix of "a a a ..." with that count; else the closest text found above it.
+// Returns the text and its actual count.
+std::pair<std::string, int64_t> text_of_length(const Tokenizer& tk, int64_t target);
+
+std::pair<std::string, int64_t> prefix_of_length(const Tokenizer& tk, int64_t target) {
+  std::string s;
+  int64_t n = count_tokens(tk, s);
+  // One character adds at most one token to these tokenizers' counts, so a linear scan finds
+  // the exact count if any prefix has it; 8 characters per token bounds the scan.
+  for (int64_t k = 0; k < 8 * target + 8 && n < target && n >= 0; ++k) {
+    s.push_back(k % 2 == 0 ? 'a' : ' ');
+    n = count_tokens(tk, s);
+  }
+  return {s, n};
+}
+
 std::pair<std::string, int64_t> text_of_length(const Tokenizer& tk, int64_t target) {
   std::pair<std::string, int64_t> best{"", -1};
+  auto prefix = prefix_of_length(tk, target);
+  if (prefix.second == target) return prefix;
+  if (prefix.second > target) best = prefix;
   for (const char* word : {"a", "the", "x", "1", "."}) {
     const int64_t base = count_tokens(tk, "");
     const int64_t one = count_tokens(tk, word);

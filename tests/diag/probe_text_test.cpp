@@ -47,18 +47,40 @@ TEST(ProbeText, DefaultModelPassesEveryTextCase) {
 }
 
 TEST(ProbeText, MaxLengthBeyondThePositionTableIsCaught) {
-  // A directory that declares max_length 200 for a model with 128 positions: texts that fit
-  // the declared limit break inside the graph, and probe must say so.
+  // A directory that declares max_length 200 for a model with 128 positions (the torch.onnx
+  // export bert_tiny_cls_op14 with a small word-level tokenizer): texts that fit the declared
+  // limit break inside the graph, and probe must say so. (The default model reads bytes with
+  // convolutions and has no position table, so it cannot serve here.)
+  const fs::path model = fs::path(GLASSBOX_SOURCE_DIR) / "tests/data/generated/bert_tiny_cls_op14.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << "run scripts/make_test_models.py";
   const fs::path dir = fs::temp_directory_path() / ("glassbox_probe_text_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  for (const auto& e : fs::directory_iterator(default_model_dir()))
-    if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename());
-  nlohmann::json j = nlohmann::json::parse(std::ifstream(dir / "glassbox.json"));
-  j["max_length"] = 200;
-  if (j.contains("truncation") && j["truncation"].is_object() && j["truncation"].contains("max_length"))
-    j["truncation"]["max_length"] = 200;
-  std::ofstream(dir / "glassbox.json") << j.dump(1);
+  fs::copy_file(model, dir / "model.onnx");
+  nlohmann::json vocab = {{"[PAD]", 0}, {"[UNK]", 1}, {"[CLS]", 2}, {"[SEP]", 3}};
+  for (const char* w : {"a", "the", "x", "1", "."}) vocab[w] = vocab.size();
+  nlohmann::json added = nlohmann::json::array();
+  for (const char* t : {"[PAD]", "[UNK]", "[CLS]", "[SEP]"})
+    added.push_back({{"id", vocab[t]}, {"content", t}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
+                     {"normalized", false}, {"special", true}});
+  const nlohmann::json tokenizer = {
+      {"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr}, {"added_tokens", added},
+      {"normalizer", nullptr}, {"pre_tokenizer", {{"type", "WhitespaceSplit"}}},
+      {"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}},
+      {"post_processor",
+       {{"type", "TemplateProcessing"},
+        {"single", {{{"SpecialToken", {{"id", "[CLS]"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+                    {{"SpecialToken", {{"id", "[SEP]"}, {"type_id", 0}}}}}},
+        {"pair", {{{"SpecialToken", {{"id", "[CLS]"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+                  {{"SpecialToken", {{"id", "[SEP]"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}},
+                  {{"SpecialToken", {{"id", "[SEP]"}, {"type_id", 1}}}}}},
+        {"special_tokens",
+         {{"[CLS]", {{"id", "[CLS]"}, {"ids", {2}}, {"tokens", {"[CLS]"}}}},
+          {"[SEP]", {{"id", "[SEP]"}, {"ids", {3}}, {"tokens", {"[SEP]"}}}}}}}},
+      {"decoder", nullptr}};
+  std::ofstream(dir / "tokenizer.json") << tokenizer.dump();
+  std::ofstream(dir / "config.json") << R"({"id2label": {"0": "a", "1": "b", "2": "c"}, "max_position_embeddings": 128})";
+  std::ofstream(dir / "glassbox.json") << R"({"task": "classify", "max_length": 200})";
   diag::ProbeOptions po;
   auto r = diag::probe_model(dir.string(), SessionOptions{}, po);
   fs::remove_all(dir);
