@@ -41,8 +41,10 @@ class GatherOp final : public Op {
     // A large table viewed in the mapped model file (an embedding) is read row by row with
     // pread (Buffer::read_bytes): touching it through the mapping would map whole page-cache
     // folios around every row (~29 MB for 128 random rows of BERT-base's 94 MB table) and,
-    // over many runs with different ids, make the whole table resident.
-    if (x->nbytes() >= (size_t{1} << 20) && x->buffer() && row_bytes > 0) {
+    // over many runs with different ids, make the whole table resident. Only for whole rows
+    // of 64 bytes or more along the first axis (one read per row; an embedding look-up), not
+    // for element-wise gathers along inner axes (a syscall per element).
+    if (x->nbytes() >= (size_t{1} << 20) && x->buffer() && outer == 1 && row_bytes >= 64) {
       char* dst = static_cast<char*>(y->mutable_raw());
       const size_t n_idx = idx.size();
       bool ok = true;
