@@ -69,12 +69,7 @@ int64_t count_tokens(const Tokenizer& tk, const std::string& text) {
   return e.ok() ? static_cast<int64_t>(e->size()) : -1;
 }
 
-// A text of exactly `target` tokens (special tokens included) made of one repeated filler
-// word, or, when every word adds several tokens (byte-level vocabularies: "a " is two), the
-// shortest prefix of "a a a ..." with that count; else the closest text found above it.
-// Returns the text and its actual count.
-std::pair<std::string, int64_t> text_of_length(const Tokenizer& tk, int64_t target);
-
+// The shortest prefix of "a a a ..." with at least `target` tokens, and its count.
 std::pair<std::string, int64_t> prefix_of_length(const Tokenizer& tk, int64_t target) {
   std::string s;
   int64_t n = count_tokens(tk, s);
@@ -87,6 +82,10 @@ std::pair<std::string, int64_t> prefix_of_length(const Tokenizer& tk, int64_t ta
   return {s, n};
 }
 
+// A text of exactly `target` tokens (special tokens included): the shortest prefix of
+// "a a a ..." with that count (exact whenever one character adds at most one token, as with
+// byte-level vocabularies where "a " is two), else one repeated filler word, else the closest
+// text found above it. Returns the text and its actual count.
 std::pair<std::string, int64_t> text_of_length(const Tokenizer& tk, int64_t target) {
   std::pair<std::string, int64_t> best{"", -1};
   auto prefix = prefix_of_length(tk, target);

@@ -1,10 +1,8 @@
 #include "ops/packed_weights.h"
 
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <tuple>
-#include <vector>
 
 namespace glassbox::ops {
 namespace {

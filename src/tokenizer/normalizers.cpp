@@ -185,7 +185,6 @@ class BertNormalizer : public Normalizer {
     std::swap(ns.align, al);
     return true;
   }
-
 };
 
 class UnicodeNormalizer : public Normalizer {
