@@ -12,6 +12,7 @@ PKGS=(
   nlohmann-json3-dev libcli11-dev libspdlog-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-numpy
+  python3-dev pybind11-dev python3-pybind11 python3-pytest python3-venv python3-pip
 )
 
 missing=()

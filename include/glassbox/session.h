@@ -167,6 +167,13 @@ class Session {
   Result<std::vector<NamedTensor>> run_unpadded(const std::vector<NamedTensor>& inputs, const UnpadOptions& unpad = {},
                                                 RunStats* stats = nullptr) const;
 
+  // run() with `observer` called after every node of this run only, instead of the
+  // session's own observer. Unlike set_observer(), safe while other runs are in flight
+  // (the Python binding's check_numerics / observer arguments); the observer is called on
+  // the thread that executes the graph, one node at a time.
+  Result<std::vector<NamedTensor>> run_observed(const std::vector<NamedTensor>& inputs, const NodeObserver& observer,
+                                                RunStats* stats = nullptr) const;
+
   // Attaches (or with nullptr detaches) the per-node observer. Not thread-safe
   // with respect to run(): attach before running.
   void set_observer(NodeObserver observer);

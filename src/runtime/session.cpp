@@ -307,7 +307,7 @@ ThreadPool& session_pool(SessionImpl& impl) { return *impl.pool; }
 bool has_observer(const SessionImpl& impl) { return static_cast<bool>(impl.observer); }
 
 Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vector<NamedValue>& inputs, ThreadPool& pool,
-                                              RunStats* stats) {
+                                              RunStats* stats, const NodeObserver* observer) {
   SessionImpl* impl_ = &impl;
   std::vector<const Value*> given;
   GB_RETURN_IF_ERROR(impl_->validate_values(inputs, given));
@@ -324,7 +324,7 @@ Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vect
   GB_ASSIGN_OR_RETURN(auto plan, impl_->plan_for(ordered));
   runtime::ExecuteOptions eo;
   eo.memory_limit_bytes = impl_->options.memory_limit_bytes;
-  eo.observer = impl_->observer ? &impl_->observer : nullptr;
+  eo.observer = observer ? observer : impl_->observer ? &impl_->observer : nullptr;
   eo.constants_cacheable = impl_->packed_weights;
   std::shared_ptr<const runtime::MemoryPlan> memory;
   runtime::MemoryRecord record;
@@ -346,7 +346,7 @@ Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vect
 }
 
 Result<std::vector<NamedTensor>> run_tensors_on(SessionImpl& impl, const std::vector<NamedTensor>& inputs, ThreadPool& pool,
-                                                RunStats* stats) {
+                                                RunStats* stats, const NodeObserver* observer) {
   SessionImpl* impl_ = &impl;
   for (const auto* specs : {&impl_->inputs, &impl_->outputs})
     for (const auto& spec : *specs)
@@ -358,7 +358,7 @@ Result<std::vector<NamedTensor>> run_tensors_on(SessionImpl& impl, const std::ve
   std::vector<NamedValue> values;
   values.reserve(inputs.size());
   for (const auto& nt : inputs) values.push_back({nt.name, Value::of(nt.tensor)});
-  GB_ASSIGN_OR_RETURN(auto outs, run_values_on(impl, values, pool, stats));
+  GB_ASSIGN_OR_RETURN(auto outs, run_values_on(impl, values, pool, stats, observer));
   std::vector<NamedTensor> named;
   named.reserve(outs.size());
   for (auto& o : outs) named.push_back({std::move(o.name), std::move(o.value.tensor)});
@@ -369,6 +369,11 @@ Result<std::vector<NamedTensor>> run_tensors_on(SessionImpl& impl, const std::ve
 
 Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs, RunStats* stats) const {
   return runtime::run_tensors_on(*impl_, inputs, *impl_->pool, stats);
+}
+
+Result<std::vector<NamedTensor>> Session::run_observed(const std::vector<NamedTensor>& inputs, const NodeObserver& observer,
+                                                       RunStats* stats) const {
+  return runtime::run_tensors_on(*impl_, inputs, *impl_->pool, stats, observer ? &observer : nullptr);
 }
 
 }  // namespace glassbox

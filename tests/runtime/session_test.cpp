@@ -250,6 +250,34 @@ TEST(Session, ObserverSeesEveryNodeAndCanStopTheRun) {
   EXPECT_NE(out.error().to_string().find("add"), std::string::npos);
 }
 
+// run_observed: an observer for one run only, while plain runs on other threads see none.
+TEST(Session, RunObservedAppliesToThatRunOnly) {
+  REQUIRE_OPS("Add", "Relu");
+  TempDir dir;
+  SessionOptions opts;
+  opts.opt_level = 0;
+  auto s = Session::load(add_relu_model(dir), opts);
+  ASSERT_TRUE(s.ok());
+  std::atomic<int> nodes{0};
+  NodeObserver count = [&](const NodeEvent&) -> Status {
+    ++nodes;
+    return {};
+  };
+  std::atomic<bool> plain_ok{true};
+  std::thread plain([&] {
+    for (int i = 0; i < 50; ++i) plain_ok = plain_ok && s->run({{"x", float_tensor({1, 4}, {0, 0, 0, 0})}}).ok();
+  });
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(s->run_observed({{"x", float_tensor({1, 4}, {0, 0, 0, 0})}}, count).ok());
+  plain.join();
+  EXPECT_TRUE(plain_ok);
+  EXPECT_EQ(nodes.load(), 100);  // 2 nodes x 50 observed runs, none from the plain runs
+  NodeObserver stop = [](const NodeEvent& ev) -> Status { return make_error(ErrorCode::kInvalidArgument, "stop", ev.node_name); };
+  auto out = s->run_observed({{"x", float_tensor({1, 4}, {0, 0, 0, 0})}}, stop);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().to_string().find("add"), std::string::npos);
+  EXPECT_TRUE(s->run({{"x", float_tensor({1, 4}, {0, 0, 0, 0})}}).ok());
+}
+
 TEST(Session, CheckNumericsNamesTheFirstNodeWithNaN) {
   REQUIRE_OPS("Div", "Relu");
   TempDir dir;

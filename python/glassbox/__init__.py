@@ -1,0 +1,24 @@
+"""glassbox from Python: Hugging Face-identical tokenizers, an ONNX CPU engine and text pipelines,
+with no hidden defaults. A thin binding over the C++ library (no second implementation).
+
+    import glassbox
+    tok = glassbox.Tokenizer.from_file("tokenizer.json")
+    enc = tok.encode("Hello world")                      # .ids .tokens .offsets ...
+    sess = glassbox.Session("model.onnx", threads=1)
+    outs = sess.run({"input_ids": ids, "attention_mask": mask})   # dict of numpy arrays
+    clf = glassbox.pipeline("text-classification")       # embedded language-id model
+    clf("Guten Morgen")                                  # [{'label': 'de', 'score': ...}]
+
+Errors are typed (glassbox.InvalidInput, glassbox.ModelError, ...; see glassbox.errors).
+"""
+
+from ._glassbox import Encoding, Session, TensorInfo, Tokenizer, physical_core_count
+from ._pipeline import FeatureExtractionPipeline, Pipeline, TextClassificationPipeline, default_model_dir, pipeline
+from .errors import (GlassboxError, InternalError, InvalidInput, IoError, LimitExceeded, ModelError, NotFound,
+                     Unsupported)
+
+__version__ = "0.1.0"
+
+__all__ = ["Tokenizer", "Encoding", "Session", "TensorInfo", "pipeline", "Pipeline", "TextClassificationPipeline",
+           "FeatureExtractionPipeline", "default_model_dir", "physical_core_count", "GlassboxError", "InvalidInput",
+           "NotFound", "ModelError", "Unsupported", "LimitExceeded", "IoError", "InternalError"]

@@ -1,0 +1,136 @@
+"""glassbox.pipeline(): transformers-style text pipelines over glassbox::Pipeline."""
+
+import os
+from typing import Any, Dict, List, Optional, Union
+
+import numpy as np
+
+from . import _glassbox
+from .errors import InvalidInput
+
+_TASKS = {"text-classification": "classify", "feature-extraction": "embed"}
+
+
+def default_model_dir() -> str:
+    """The model directory used when ``model_dir`` is None.
+
+    The copy of models/langid installed with the package (``glassbox/models/langid``), else
+    the source tree's models/langid compiled into the C++ library (a build-tree import).
+    """
+    packaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "langid")
+    if os.path.isfile(os.path.join(packaged, "model.onnx")):
+        return packaged
+    return _glassbox.default_model_dir()
+
+
+class Pipeline:
+    """A model directory (model.onnx, tokenizer.json, config.json, optional glassbox.json) ready to run."""
+
+    def __init__(self, task: str, core: Any) -> None:
+        self.task = task
+        self._core = core
+
+    @property
+    def model_dir(self) -> str:
+        """The model directory this pipeline was loaded from."""
+        return self._core.model_dir
+
+    def explain(self) -> Dict[str, Any]:
+        """Every decision the pipeline runs with, as ``glassbox explain MODEL_DIR --json`` prints them.
+
+        ``result["pipeline"]``: one dict per decision (``field``, ``value``, ``source``: glassbox.json,
+        config.json, a default with its reason...); ``result["options"]``: every engine option with
+        value, default, source, reason and risk.
+        """
+        return self._core.explain()
+
+    @staticmethod
+    def _as_list(inputs: Any) -> "tuple[list, bool]":
+        if isinstance(inputs, (str, dict)):
+            return [inputs], True
+        if isinstance(inputs, (list, tuple)):
+            return list(inputs), False
+        raise InvalidInput(f"inputs must be a str or a list of str, got {type(inputs).__name__}")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_dir={self.model_dir!r})"
+
+
+class TextClassificationPipeline(Pipeline):
+    """``pipeline("text-classification")``: labels with softmax scores per text."""
+
+    @property
+    def labels(self) -> List[str]:
+        """The label of each logit, in model order."""
+        return list(self._core.labels)
+
+    def __call__(self, inputs: Union[str, List[str]], top_k: Optional[int] = None) -> List[Any]:
+        """Classifies one text or a list of texts.
+
+        ``top_k=None``: the best label per text: ``[{"label", "score"}]`` for a str, one such dict per
+        text for a list. ``top_k=k``: the k best labels, sorted by score: a list of k dicts for a str,
+        a list of such lists for a list. A text over the model's max_length is InvalidInput unless
+        glassbox.json (or ``truncation=``) declares a truncation policy.
+        """
+        texts, single = self._as_list(inputs)
+        results = self._core.classify(texts, 1 if top_k is None else top_k)
+        if top_k is None:
+            best = [labels[0] for labels, _, _ in results]
+            return best if not single else best[:1]
+        ranked = [labels for labels, _, _ in results]
+        return ranked[0] if single else ranked
+
+    def details(self, inputs: Union[str, List[str]], top_k: int = 1) -> List[Dict[str, Any]]:
+        """As ``glassbox classify`` prints per text: ``label``, ``labels`` (top_k), ``tokens``, ``tokens_dropped``."""
+        texts, _ = self._as_list(inputs)
+        return [{"label": labels[0]["label"], "labels": labels, "tokens": tokens, "tokens_dropped": dropped}
+                for labels, tokens, dropped in self._core.classify(texts, top_k)]
+
+
+class FeatureExtractionPipeline(Pipeline):
+    """``pipeline("feature-extraction")``: one vector per text, pooled as the model directory declares."""
+
+    def __call__(self, inputs: Union[str, List[str]]) -> np.ndarray:
+        """Embeds one text (float32 array [dim]) or a list of texts (float32 array [n, dim]).
+
+        Unlike transformers' per-token features, the vectors are pooled (cls / mean / none) and
+        optionally L2-normalized as glassbox.json declares or derives (see explain()).
+        """
+        texts, single = self._as_list(inputs)
+        vectors, _, _ = self._core.embed(texts)
+        return vectors[0] if single else vectors
+
+    def details(self, inputs: Union[str, List[str]]) -> List[Dict[str, Any]]:
+        """As ``glassbox embed`` prints per text: ``vector`` (list), ``tokens``, ``tokens_dropped``."""
+        texts, _ = self._as_list(inputs)
+        vectors, tokens, dropped = self._core.embed(texts)
+        return [{"vector": vectors[i].tolist(), "tokens": tokens[i], "tokens_dropped": dropped[i]}
+                for i in range(len(texts))]
+
+
+def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = None, *, threads: int = 0,
+             opt_level: int = 2, truncation: Optional[str] = None,
+             batch_size: Optional[int] = None) -> Union[TextClassificationPipeline, FeatureExtractionPipeline]:
+    """Loads a text pipeline, like ``transformers.pipeline(task, model=...)``.
+
+    task: ``"text-classification"`` or ``"feature-extraction"``; it must match the task the model
+    directory declares (glassbox.json ``task``) or that is derived from it, else InvalidInput.
+    model_dir: a directory in the Hugging Face Optimum layout; None: the embedded default model
+    (models/langid, language identification; see default_model_dir()).
+    threads (0: physical cores), opt_level, truncation (None: glassbox.json's, else an overlong
+    input is an error; ``"none" | "longest_first" | "only_first" | "only_second"``) and batch_size
+    (None: glassbox.json's, else 8) are the same settings as ``glassbox classify`` flags.
+    """
+    if task not in _TASKS:
+        raise InvalidInput(f"task {task!r} is not one of {sorted(_TASKS)}")
+    directory = default_model_dir() if model_dir is None else os.fspath(model_dir)
+    core = _glassbox._Pipeline(directory, threads, opt_level, truncation, batch_size)
+    if core.task != _TASKS[task]:
+        err = InvalidInput(f"{directory}: the model directory's task is '{core.task}', "
+                           f"not '{_TASKS[task]}' as pipeline({task!r}) needs "
+                           f"(fix: use pipeline({[k for k, v in _TASKS.items() if v == core.task][0]!r}) "
+                           f"or set \"task\" in glassbox.json)")
+        err.code, err.what, err.where = "invalid argument", "task mismatch", directory
+        raise err
+    cls = TextClassificationPipeline if task == "text-classification" else FeatureExtractionPipeline
+    return cls(task, core)

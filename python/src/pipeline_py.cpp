@@ -1,0 +1,149 @@
+// glassbox._Pipeline: glassbox::Pipeline (model directory -> decisions -> tokenizer -> session)
+// with the GIL released while it tokenizes and runs. python/glassbox/_pipeline.py shapes
+// the results like transformers.pipeline().
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <memory>
+
+#include "common.h"
+#include "diag/explain.h"
+#include "glassbox/pipeline.h"
+
+namespace glassbox::py_binding {
+namespace {
+
+struct PyPipeline {
+  std::shared_ptr<const Pipeline> pipeline;
+  std::string model_dir;
+};
+
+std::vector<PipelineInput> parse_texts(const py::handle& texts) {
+  if (texts.is_none() || PyUnicode_Check(texts.ptr()) || !PySequence_Check(texts.ptr()))
+    raise_invalid("texts must be a list, got " + type_name(texts));
+  std::vector<PipelineInput> out;
+  size_t i = 0;
+  for (py::handle h : py::reinterpret_borrow<py::sequence>(texts)) {
+    const std::string what = "input " + std::to_string(i++);
+    if (PyUnicode_Check(h.ptr())) {
+      out.push_back({as_utf8(h, what), std::nullopt});
+    } else if (PyDict_Check(h.ptr()) && h.contains("text")) {
+      py::dict d = py::reinterpret_borrow<py::dict>(h);
+      PipelineInput in{as_utf8(d["text"], what + " 'text'"), std::nullopt};
+      if (d.contains("text_pair") && !d["text_pair"].is_none()) in.pair = as_utf8(d["text_pair"], what + " 'text_pair'");
+      out.push_back(std::move(in));
+    } else {
+      raise_invalid(what + " must be a str or a dict {'text': str, 'text_pair': str}, got " + type_name(h));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_pipeline(py::module_& m) {
+  py::class_<PyPipeline>(m, "_Pipeline", "glassbox::Pipeline; use glassbox.pipeline().")
+      .def(py::init([](const py::handle& model_dir, const py::handle& threads, const py::handle& opt_level,
+                       const py::handle& truncation, const py::handle& batch_size) {
+             const std::string dir = as_utf8(py::module_::import("os").attr("fspath")(model_dir), "model_dir");
+             PipelineOptions o;
+             o.session.threads = static_cast<int>(as_int(threads, "threads", 0, 4096));
+             o.session.opt_level = static_cast<int>(as_int(opt_level, "opt_level", 0, 2));
+             if (!truncation.is_none()) {
+               std::string t = as_utf8(truncation, "truncation");
+               if (t != "none" && t != "longest_first" && t != "only_first" && t != "only_second")
+                 raise_invalid("truncation is '" + t + "'", "pipeline",
+                               "use None (glassbox.json's), 'none', 'longest_first', 'only_first' or 'only_second'");
+               o.truncation = std::move(t);
+             }
+             if (!batch_size.is_none()) o.batch_size = as_int(batch_size, "batch_size", 1, 1 << 20);
+             auto r = [&] {
+               py::gil_scoped_release nogil;
+               return Pipeline::load(dir, o);
+             }();
+             return PyPipeline{std::make_shared<const Pipeline>(unwrap(std::move(r))), dir};
+           }),
+           py::arg("model_dir"), py::arg("threads"), py::arg("opt_level"), py::arg("truncation"), py::arg("batch_size"))
+      .def_property_readonly("task", [](const PyPipeline& p) {
+        return p.pipeline->decisions().task == PipelineTask::kClassify ? "classify" : "embed";
+      })
+      .def_property_readonly("labels", [](const PyPipeline& p) { return p.pipeline->decisions().labels; })
+      .def_property_readonly("model_dir", [](const PyPipeline& p) { return p.model_dir; })
+      .def("classify",
+           [](const PyPipeline& self, const py::handle& texts, const py::handle& top_k) {
+             std::vector<PipelineInput> in = parse_texts(texts);
+             const int k = static_cast<int>(as_int(top_k, "top_k", 1, 1 << 20));
+             auto r = [&] {
+               py::gil_scoped_release nogil;
+               return self.pipeline->classify(in, k);
+             }();
+             py::list out;
+             for (const auto& c : unwrap(std::move(r))) {
+               py::list labels;
+               for (const auto& l : c.labels) {
+                 py::dict d;
+                 d["label"] = l.label;
+                 d["score"] = l.score;
+                 labels.append(d);
+               }
+               out.append(py::make_tuple(labels, c.tokens, c.tokens_dropped));
+             }
+             return out;
+           })
+      .def("embed",
+           [](const PyPipeline& self, const py::handle& texts) {
+             std::vector<PipelineInput> in = parse_texts(texts);
+             auto r = [&] {
+               py::gil_scoped_release nogil;
+               return self.pipeline->embed(in);
+             }();
+             std::vector<Embedding> embs = unwrap(std::move(r));
+             const size_t dim = embs.empty() ? 0 : embs[0].vector.size();
+             for (const auto& e : embs)
+               if (e.vector.size() != dim)
+                 raise_error(make_error(ErrorCode::kInternal, "embeddings of one batch differ in size", self.model_dir));
+             py::array_t<float> vectors({static_cast<py::ssize_t>(embs.size()), static_cast<py::ssize_t>(dim)});
+             auto w = vectors.mutable_unchecked<2>();
+             py::list tokens, dropped;
+             for (size_t i = 0; i < embs.size(); ++i) {
+               for (size_t k = 0; k < dim; ++k) w(i, k) = embs[i].vector[k];
+               tokens.append(embs[i].tokens);
+               dropped.append(embs[i].tokens_dropped);
+             }
+             return py::make_tuple(vectors, tokens, dropped);
+           })
+      .def("explain", [](const PyPipeline& self) {
+        diag::EffectiveOptions eo;
+        eo.session = self.pipeline->session().options();
+        nlohmann::ordered_json j = diag::explain_to_json(diag::explain_options(eo));
+        j["pipeline"] = nlohmann::json::array();
+        for (const auto& d : self.pipeline->derivations())
+          j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
+        return json_to_python(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      });
+
+  m.def(
+      "_bench_cpp_pipeline",
+      [](const PyPipeline& self, const py::handle& texts, const py::handle& repeat) {
+        std::vector<PipelineInput> in = parse_texts(texts);
+        const long long n = as_int(repeat, "repeat", 1, 1LL << 30);
+        const bool classify = self.pipeline->decisions().task == PipelineTask::kClassify;
+        std::string failure;
+        double seconds = 0;
+        {
+          py::gil_scoped_release nogil;
+          const auto t0 = std::chrono::steady_clock::now();
+          for (long long i = 0; i < n && failure.empty(); ++i) {
+            Status s = classify ? self.pipeline->classify(in, 1).status() : self.pipeline->embed(in).status();
+            if (!s.ok()) failure = s.to_string();
+          }
+          seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+        if (!failure.empty()) raise_invalid(failure);
+        return seconds / static_cast<double>(n);
+      },
+      py::arg("pipeline"), py::arg("texts"), py::arg("repeat"),
+      "Benchmark helper: seconds per Pipeline::classify / embed through the C++ API alone.");
+}
+
+}  // namespace glassbox::py_binding

@@ -1,0 +1,111 @@
+"""glassbox.pipeline() against `glassbox classify` / `glassbox embed` (the C++ CLI) on the embedded
+default model (models/langid) and a feature-extraction directory around the torch.onnx BERT
+export; explain() against `glassbox explain MODEL_DIR --json`."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+import glassbox
+from conftest import ROOT, generated_model, run_cli
+
+TEXTS = ["Guten Morgen, wie geht es dir?", "The weather is lovely today, let's go for a walk.",
+         "Je voudrais un café et un croissant, s'il vous plaît.", "¿Dónde está la biblioteca más cercana?",
+         "Ho dimenticato le chiavi di casa in ufficio.", "Я очень люблю читать книги по вечерам.",
+         "今日はとても暑いですね。", "我喜欢在周末和朋友一起喝茶。", "Bugün hava çok güzel, parka gidelim mi?"]
+
+
+@pytest.fixture(scope="module")
+def langid():
+    return glassbox.pipeline("text-classification", threads=1)
+
+
+def cli_jsonl(args, texts):
+    stdin = "".join(json.dumps({"text": t}) + "\n" for t in texts)
+    return [json.loads(line) for line in run_cli(args, stdin).splitlines() if line.strip()]
+
+
+def test_classify_equals_cli(langid):
+    k = len(langid.labels)
+    cli = cli_jsonl(["classify", "--threads", "1", "--top-k", str(k)], TEXTS)
+    ours = langid.details(TEXTS, top_k=k)
+    assert len(cli) == len(ours) == len(TEXTS)
+    for c, o in zip(cli, ours):
+        assert o["label"] == c["label"] and o["tokens"] == c["tokens"] and o["tokens_dropped"] == c["tokens_dropped"]
+        assert [x["label"] for x in o["labels"]] == [x["label"] for x in c["labels"]]
+        np.testing.assert_allclose([x["score"] for x in o["labels"]], [x["score"] for x in c["labels"]], rtol=0,
+                                   atol=1e-6)
+
+
+def test_classify_result_shapes(langid):
+    one = langid(TEXTS[0])
+    assert isinstance(one, list) and len(one) == 1 and set(one[0]) == {"label", "score"}
+    assert one[0]["label"] == "de" and 0 < one[0]["score"] <= 1
+    many = langid(TEXTS[:3])
+    assert [r["label"] for r in many] == ["de", "en", "fr"]
+    top3 = langid(TEXTS[0], top_k=3)
+    assert len(top3) == 3 and top3[0] == one[0] and top3[0]["score"] >= top3[1]["score"] >= top3[2]["score"]
+    ranked = langid(TEXTS[:2], top_k=2)
+    assert len(ranked) == 2 and all(len(r) == 2 for r in ranked)
+    assert langid.task == "text-classification" and langid.model_dir == glassbox.default_model_dir()
+
+
+def test_explain_equals_cli(langid):
+    ours = langid.explain()
+    cli = json.loads(run_cli(["explain", langid.model_dir, "--threads", "1", "--json"]))
+    assert ours == cli
+    fields = {d["field"] for d in ours["pipeline"]}
+    assert {"task", "max_length", "truncation", "labels"} <= fields
+    assert all(d["source"] for d in ours["pipeline"])
+
+
+def test_overlong_without_policy_is_loud(langid):
+    strict = glassbox.pipeline("text-classification", threads=1, truncation="none")
+    text = "lorem ipsum dolor sit amet " * 200
+    with pytest.raises(glassbox.InvalidInput) as e:
+        strict(text)
+    assert "max_length" in str(e.value) or "tokens" in str(e.value)
+    r = langid.details(text)[0]  # langid's glassbox.json declares longest_first truncation
+    assert r["tokens_dropped"] > 0 and r["tokens"] == 256
+
+
+@pytest.fixture(scope="module")
+def embed_dir(tmp_path_factory):
+    """bert_tiny_op14 (vocab 1000) with a WordLevel tokenizer of 1000 entries; mean pooling, normalized."""
+    d = tmp_path_factory.mktemp("embed")
+    shutil.copy(generated_model("bert_tiny_op14"), d / "model.onnx")
+    words = []
+    for line in open(f"{ROOT}/tests/data/tokenizer/corpus/en.txt", encoding="utf-8"):
+        for w in line.lower().split():
+            w = "".join(ch for ch in w if ch.isalnum())
+            if w and w not in words:
+                words.append(w)
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]"] + words[:996])}
+    tokenizer = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [
+            {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+             "special": True} for t, i in vocab.items() if t.startswith("[")],
+        "normalizer": {"type": "Lowercase"}, "pre_tokenizer": {"type": "Whitespace"},
+        "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]},
+        "decoder": None, "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}}
+    (d / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+    (d / "config.json").write_text(json.dumps({"max_position_embeddings": 128, "model_type": "bert"}))
+    (d / "glassbox.json").write_text(json.dumps({"task": "embed", "pooling": "mean", "normalize": True}))
+    return str(d)
+
+
+def test_embed_equals_cli(embed_dir):
+    emb = glassbox.pipeline("feature-extraction", embed_dir, threads=1)
+    texts = ["the weather is lovely today", "I forgot my keys at the office", "a"]
+    cli = cli_jsonl(["embed", embed_dir, "--threads", "1"], texts)
+    vectors = emb(texts)
+    assert vectors.dtype == np.float32 and vectors.shape == (3, 64)
+    for i, c in enumerate(cli):
+        np.testing.assert_allclose(vectors[i], np.asarray(c["vector"], np.float32), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    np.testing.assert_array_equal(emb(texts[0]), vectors[0])
+    assert [d["tokens"] for d in emb.details(texts)] == [c["tokens"] for c in cli]
+    with pytest.raises(glassbox.InvalidInput, match="task"):
+        glassbox.pipeline("text-classification", embed_dir)
