@@ -8,7 +8,10 @@
 #include <string>
 #include <utility>
 
+#include <map>
+
 #include "glassbox/error.h"
+#include "glassbox/session.h"
 
 namespace glassbox::py_binding {
 
@@ -36,12 +39,18 @@ std::string type_name(const py::handle& h);
 
 // A Python str as UTF-8 (InvalidInput for anything else, or for lone surrogates).
 std::string as_utf8(const py::handle& h, const std::string& what);
+// A str or os.PathLike as a UTF-8 path (InvalidInput for anything else).
+std::string as_path(const py::handle& h, const std::string& what);
 // A Python int (not bool) in [lo, hi] (InvalidInput otherwise).
 long long as_int(const py::handle& h, const std::string& what, long long lo, long long hi);
 bool as_bool(const py::handle& h, const std::string& what);
 
 // Converts a nlohmann JSON text into Python objects (json.loads): explain output, dicts.
 py::object json_to_python(const std::string& text);
+
+// explain()'s sources for options passed from Python: "session.<field>" -> "argument" for every
+// field that differs from its SessionOptions default (the CLI says "flag" for the same thing).
+std::map<std::string, std::string> argument_sources(const SessionOptions& given);
 
 void bind_tokenizer(py::module_& m);
 void bind_session(py::module_& m);

@@ -37,6 +37,16 @@ std::string as_utf8(const py::handle& h, const std::string& what) {
   return std::string(p, static_cast<size_t>(n));
 }
 
+std::string as_path(const py::handle& h, const std::string& what) {
+  py::object path;
+  try {
+    path = py::module_::import("os").attr("fspath")(h);
+  } catch (py::error_already_set&) {
+    raise_invalid(what + " must be a str or os.PathLike, got " + type_name(h));
+  }
+  return as_utf8(path, what);
+}
+
 long long as_int(const py::handle& h, const std::string& what, long long lo, long long hi) {
   // numpy integers implement __index__; bool is an int subclass but never meant as a count.
   if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr()))

@@ -16,6 +16,7 @@ namespace {
 struct PyPipeline {
   std::shared_ptr<const Pipeline> pipeline;
   std::string model_dir;
+  std::map<std::string, std::string> sources;  // explain(): options given as arguments
 };
 
 std::vector<PipelineInput> parse_texts(const py::handle& texts) {
@@ -45,7 +46,7 @@ void bind_pipeline(py::module_& m) {
   py::class_<PyPipeline>(m, "_Pipeline", "glassbox::Pipeline; use glassbox.pipeline().")
       .def(py::init([](const py::handle& model_dir, const py::handle& threads, const py::handle& opt_level,
                        const py::handle& truncation, const py::handle& batch_size) {
-             const std::string dir = as_utf8(py::module_::import("os").attr("fspath")(model_dir), "model_dir");
+             const std::string dir = as_path(model_dir, "model_dir");
              PipelineOptions o;
              o.session.threads = static_cast<int>(as_int(threads, "threads", 0, 4096));
              o.session.opt_level = static_cast<int>(as_int(opt_level, "opt_level", 0, 2));
@@ -61,7 +62,7 @@ void bind_pipeline(py::module_& m) {
                py::gil_scoped_release nogil;
                return Pipeline::load(dir, o);
              }();
-             return PyPipeline{std::make_shared<const Pipeline>(unwrap(std::move(r))), dir};
+             return PyPipeline{std::make_shared<const Pipeline>(unwrap(std::move(r))), dir, argument_sources(o.session)};
            }),
            py::arg("model_dir"), py::arg("threads"), py::arg("opt_level"), py::arg("truncation"), py::arg("batch_size"))
       .def_property_readonly("task", [](const PyPipeline& p) {
@@ -115,6 +116,7 @@ void bind_pipeline(py::module_& m) {
       .def("explain", [](const PyPipeline& self) {
         diag::EffectiveOptions eo;
         eo.session = self.pipeline->session().options();
+        eo.sources = self.sources;
         nlohmann::ordered_json j = diag::explain_to_json(diag::explain_options(eo));
         j["pipeline"] = nlohmann::json::array();
         for (const auto& d : self.pipeline->derivations())

@@ -19,6 +19,7 @@ namespace {
 struct PySession {
   std::shared_ptr<const Session> session;
   std::string path;
+  std::map<std::string, std::string> sources;  // explain(): options given as arguments
 };
 
 py::object spec_shape(const TensorSpec& s) {
@@ -154,6 +155,22 @@ py::dict options_dict(const SessionOptions& o) {
 
 }  // namespace
 
+std::map<std::string, std::string> argument_sources(const SessionOptions& given) {
+  const SessionOptions d;
+  std::map<std::string, std::string> s;
+  auto mark = [&](const char* name, bool differs) {
+    if (differs) s[std::string("session.") + name] = "argument";
+  };
+  mark("threads", given.threads != d.threads);
+  mark("opt_level", given.opt_level != d.opt_level);
+  mark("disabled_passes", given.disabled_passes != d.disabled_passes);
+  mark("memory_limit_bytes", given.memory_limit_bytes != d.memory_limit_bytes);
+  mark("plan_cache_size", given.plan_cache_size != d.plan_cache_size);
+  mark("use_memory_plan", given.use_memory_plan != d.use_memory_plan);
+  mark("map_initializers", given.map_initializers != d.map_initializers);
+  return s;
+}
+
 void bind_session(py::module_& m) {
   py::class_<TensorSpec>(m, "TensorInfo", "A declared input or output of the model.")
       .def_readonly("name", &TensorSpec::name, "Input / output name.")
@@ -173,14 +190,14 @@ void bind_session(py::module_& m) {
                        const py::handle& precision, const py::handle& disabled_passes,
                        const py::handle& memory_limit_bytes, const py::handle& plan_cache_size,
                        const py::handle& use_memory_plan, const py::handle& map_initializers) {
-             const std::string p = as_utf8(py::module_::import("os").attr("fspath")(path), "path");
+             const std::string p = as_path(path, "path");
              SessionOptions o = make_options(threads, opt_level, precision, disabled_passes, memory_limit_bytes,
                                              plan_cache_size, use_memory_plan, map_initializers);
              auto r = [&] {
                py::gil_scoped_release nogil;
                return Session::load(p, o);
              }();
-             return PySession{std::make_shared<const Session>(unwrap(std::move(r))), p};
+             return PySession{std::make_shared<const Session>(unwrap(std::move(r))), p, argument_sources(o)};
            }),
            py::arg("path"), py::kw_only(), py::arg("threads") = d.threads, py::arg("opt_level") = d.opt_level,
            py::arg("precision") = "fp32", py::arg("disabled_passes") = py::none(),
@@ -275,6 +292,7 @@ void bind_session(py::module_& m) {
           [](const PySession& self) {
             diag::EffectiveOptions eo;
             eo.session = self.session->options();
+            eo.sources = self.sources;
             return json_to_python(diag::explain_to_json(diag::explain_options(eo)).dump());
           },
           "Every effective option with value, default, source, reason and risk (as `glassbox explain MODEL.onnx --json`).")

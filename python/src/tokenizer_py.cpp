@@ -142,7 +142,7 @@ void bind_tokenizer(py::module_& m) {
       .def_static(
           "from_file",
           [](const py::handle& path) {
-            const std::string p = as_utf8(py::module_::import("os").attr("fspath")(path), "path");
+            const std::string p = as_path(path, "path");
             auto r = [&] {
               py::gil_scoped_release nogil;
               return Tokenizer::from_file(p);

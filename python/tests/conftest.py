@@ -39,6 +39,7 @@ def run_cli(args, stdin=None):
 
 def run_cli_outputs(model, feeds, tmp_path, threads=1):
     """`glassbox run MODEL --input NAME=FILE.npy ...`: the outputs as {name: array}."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     args = ["run", model, "--threads", str(threads), "--output-dir", str(tmp_path / "cli")]
     for name, value in feeds.items():
         f = tmp_path / f"in_{name}.npy"
@@ -51,6 +52,7 @@ def run_cli_outputs(model, feeds, tmp_path, threads=1):
 def run_ort(model, feeds, tmp_path):
     """onnxruntime-node 1.30.0 (scripts/parity/run_ort.js): the outputs as {name: array}."""
     assert os.path.isdir(os.path.join(PEERS, "onnxruntime-node")), "npm peers missing: bash scripts/install_peers.sh"
+    tmp_path.mkdir(parents=True, exist_ok=True)
     out = tmp_path / "ort"
     args = ["node", os.path.join(ROOT, "scripts", "parity", "run_ort.js"), model, str(out)]
     for name, value in feeds.items():
