@@ -1,5 +1,8 @@
 #include "arrays.h"
 
+#include <pybind11/complex.h>
+
+#include <complex>
 #include <memory>
 
 namespace glassbox::py_binding {
@@ -37,6 +40,27 @@ DataType dtype_of(const py::dtype& dt) {
   }
 }
 
+// The numpy dtype of a glassbox dtype (C API look-ups, no string parsing: this is per output per run).
+py::dtype numpy_dtype(DataType t) {
+  switch (t) {
+    case DataType::kFloat32: return py::dtype::of<float>();
+    case DataType::kFloat64: return py::dtype::of<double>();
+    case DataType::kFloat16: return py::dtype(23);  // NPY_HALF
+    case DataType::kInt8: return py::dtype::of<int8_t>();
+    case DataType::kInt16: return py::dtype::of<int16_t>();
+    case DataType::kInt32: return py::dtype::of<int32_t>();
+    case DataType::kInt64: return py::dtype::of<int64_t>();
+    case DataType::kUInt8: return py::dtype::of<uint8_t>();
+    case DataType::kUInt16: return py::dtype::of<uint16_t>();
+    case DataType::kUInt32: return py::dtype::of<uint32_t>();
+    case DataType::kUInt64: return py::dtype::of<uint64_t>();
+    case DataType::kBool: return py::dtype::of<bool>();
+    case DataType::kComplex64: return py::dtype::of<std::complex<float>>();
+    case DataType::kComplex128: return py::dtype::of<std::complex<double>>();
+    default: return py::dtype(numpy_dtype_name(t));
+  }
+}
+
 }  // namespace
 
 std::string numpy_dtype_name(DataType t) { return t == DataType::kBool ? "bool" : dtype_name(t); }
@@ -52,8 +76,8 @@ FeedTensor tensor_from_array(const py::handle& obj, const std::string& what) {
                            what + " has numpy dtype " + std::string(py::str(a.dtype())) + ", which glassbox has no tensor type for",
                            {}, "convert it to a numeric or bool dtype"));
   FeedTensor out;
-  const std::string order = py::str(a.dtype().attr("byteorder"));
-  const bool native = order != ">";  // '=' native, '|' not applicable, '<' native on x86
+  const char order = a.dtype().byteorder();
+  const bool native = order != '>';  // '=' native, '|' not applicable, '<' native on x86
   const int flags = a.flags();
   if (!(flags & py::array::c_style) || !(flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_) || !native) {
     py::object np = py::module_::import("numpy");
@@ -70,7 +94,7 @@ py::array array_from_tensor(const Tensor& t, const std::string& what) {
   if (t.dtype() == DataType::kBFloat16 || t.dtype() == DataType::kString || t.dtype() == DataType::kUndefined)
     raise_error(make_error(ErrorCode::kUnsupported, what + " is " + dtype_name(t.dtype()) + ", which numpy has no dtype for",
                            {}, "add a Cast to float32 at the end of the graph"));
-  py::dtype dt(numpy_dtype_name(t.dtype()));
+  py::dtype dt = numpy_dtype(t.dtype());
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   if (t.numel() == 0 || !t.raw()) return py::array(dt, shape);
   auto* keep = new std::shared_ptr<Buffer>(t.buffer());
