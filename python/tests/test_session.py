@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 import glassbox
-from conftest import generated_model, run_cli_outputs, run_ort, text_feeds
+import json
+
+from conftest import generated_model, run_cli, run_cli_outputs, run_ort, text_feeds
 
 MODELS = ["bert_tiny_op13", "bert_tiny_op14", "bert_tiny_op17", "distilbert_tiny_op14", "bert_tiny_cls_op14"]
 ORT_TOLERANCE = 1e-5  # max |glassbox - ort| relative to max(max|ort|, 1), per output
@@ -45,6 +47,15 @@ def test_metadata_and_options():
     assert explained["schema"] == "glassbox.explain/1"
     threads = [r for r in explained["options"] if r["component"] == "session" and r["name"] == "threads"]
     assert threads and threads[0]["value"] == "1" and threads[0]["reason"]
+
+
+def test_explain_equals_cli():
+    path = generated_model("bert_tiny_op14")
+    ours = glassbox.Session(path, threads=1, opt_level=1).explain()
+    cli = json.loads(run_cli(["explain", path, "--threads", "1", "--opt-level", "1", "--json"]))
+    for row in cli["options"]:  # keyword arguments here, flags there
+        row["source"] = "argument" if row["source"] == "flag" else row["source"]
+    assert ours == cli
 
 
 def test_outputs_selection_and_zero_copy_layouts():
