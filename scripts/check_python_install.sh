@@ -12,7 +12,8 @@ trap 'rm -rf "$venv"' EXIT
 "$venv/bin/pip" install --quiet --no-index --config-settings "build-dir=$build" "$root/python"
 preload=""
 if grep -q '^GLASSBOX_SANITIZE:STRING=.*address' "$build/CMakeCache.txt"; then
-  preload="$(gcc -print-file-name=libasan.so)"  # the module is built with ASan: load its runtime first
+  # the module is built with ASan: its runtime first, and libstdc++ for its __cxa_throw interceptor
+  preload="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)"
 fi
 # The README's example, extracted from README.md so that the two cannot drift apart.
 example="$(awk '/^## From Python/{s=1} s&&/^```python/{c=1;next} c&&/^```/{exit} c' "$root/README.md")"
