@@ -13,6 +13,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-numpy
   python3-dev pybind11-dev python3-pybind11 python3-pytest python3-venv python3-pip
+  python3-sklearn python3-xgboost
 )
 
 missing=()

@@ -126,6 +126,13 @@ struct UnpadOptions {
 
 class SessionImpl;
 
+// A choice an op made when the session loaded it (`glassbox explain` prints these).
+struct OpDecision {
+  std::string node;
+  std::string op_type;
+  std::string decision;  // what was chosen and why
+};
+
 class Session {
  public:
   // Loads, validates (every op supported at the model's opset) and optimizes MODEL.onnx.
@@ -140,6 +147,8 @@ class Session {
   const SessionOptions& options() const;  // with threads resolved
   const std::vector<PassLogEntry>& pass_log() const;
   size_t node_count() const;  // after load-time passes
+  // Choices ops made at load (e.g. a tree ensemble's memory layout), one per node that made one.
+  std::vector<OpDecision> op_decisions() const;
 
   // Runs the model. Inputs are matched by name; every model input must be given,
   // with the declared dtype, rank and fixed dims. Outputs come back in model

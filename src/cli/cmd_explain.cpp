@@ -35,6 +35,7 @@ void explain_command(const ExplainArgs& a) {
     opts.sources["session.opt_level"] = "flag";
   }
   std::vector<Derivation> decisions;  // a model directory: the pipeline decisions and where each came from
+  std::vector<OpDecision> op_choices;  // what ops chose at load (tree layouts), with why
   std::error_code ec;
   if (!a.model.empty() && std::filesystem::is_directory(a.model, ec)) {
     PipelineOptions po;
@@ -48,23 +49,32 @@ void explain_command(const ExplainArgs& a) {
     auto session = Session::load(a.model, opts.session);
     if (!session.ok()) cli::fail("explain", session.error());
     opts.session = session->options();
+    op_choices = session->op_decisions();
   }
   auto rows = diag::explain_options(opts);
   if (a.markdown) {
     std::cout << diag::explain_to_markdown(rows);
     if (!decisions.empty()) std::cout << "\n| pipeline decision | value | source |\n|---|---|---|\n";
     for (const auto& d : decisions) std::cout << "| " << d.field << " | " << d.value << " | " << d.source << " |\n";
+    if (!op_choices.empty()) std::cout << "\n| node | op | chosen at load |\n|---|---|---|\n";
+    for (const auto& d : op_choices) std::cout << "| " << d.node << " | " << d.op_type << " | " << d.decision << " |\n";
   } else if (a.json) {
     auto j = diag::explain_to_json(rows);
     if (!decisions.empty()) {
       j["pipeline"] = nlohmann::json::array();
       for (const auto& d : decisions) j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
     }
+    if (!op_choices.empty()) {
+      j["op_decisions"] = nlohmann::json::array();
+      for (const auto& d : op_choices) j["op_decisions"].push_back({{"node", d.node}, {"op_type", d.op_type}, {"decision", d.decision}});
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << diag::explain_to_text(rows);
     if (!decisions.empty()) std::cout << "\npipeline decisions (" << a.model << ")\n";
     for (const auto& d : decisions) std::cout << "  " << d.field << " = " << d.value << "  [" << d.source << "]\n";
+    if (!op_choices.empty()) std::cout << "\nchosen at load (" << a.model << ")\n";
+    for (const auto& d : op_choices) std::cout << "  " << d.node << " (" << d.op_type << "): " << d.decision << "\n";
   }
 }
 

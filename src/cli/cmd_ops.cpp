@@ -1,5 +1,6 @@
 // glassbox ops [--markdown] [--passes]: the supported operators (from
-// src/ops/ops.inc) and the graph passes. `--markdown` prints docs/OPERATORS.md.
+// src/ops/ops.inc and src/ops/ml_ops.inc) and the graph passes. `--markdown` prints
+// docs/OPERATORS.md.
 #include <iostream>
 
 #include "cli/cli_common.h"
@@ -17,6 +18,13 @@ void print_markdown() {
   std::cout << ops.size() << " operators.\n\n| Operator | Opsets |\n|---|---|\n";
   for (const auto& op : ops)
     std::cout << "| " << op.op_type << " | " << op.first_opset << "–" << op.last_opset << " |\n";
+  const auto ml = glassbox::ops::supported_ml_ops();
+  std::cout << "\n## ai.onnx.ml operators\n\nGenerated from `src/ops/ml_ops.inc`. Supported for models whose `ai.onnx.ml` "
+               "opset import lies in the range shown.\n\n"
+            << ml.size() << " operators.\n\n| Operator | Opsets |\n|---|---|\n";
+  for (const auto& op : ml) std::cout << "| " << op.op_type << " | " << op.first_opset << "–" << op.last_opset << " |\n";
+  std::cout << "\nRefused at load, with the reason:\n\n| Operator | Why |\n|---|---|\n";
+  for (const auto& r : glassbox::ops::refused_ml_ops()) std::cout << "| " << r.op_type << " | " << r.why << " |\n";
   std::cout << "\n## Graph passes\n\nRun in this order when `--opt-level` is at least the level shown; "
                "skip one with `--disable-pass NAME`.\n\n| Pass | Level | What it does |\n|---|---|---|\n";
   for (const auto& p : glassbox::graph_pass_names())
@@ -40,5 +48,7 @@ void add_ops_command(CLI::App& app) {
     }
     for (const auto& op : glassbox::ops::supported_ops())
       std::cout << op.op_type << "\t" << op.first_opset << "-" << op.last_opset << "\n";
+    for (const auto& op : glassbox::ops::supported_ml_ops())
+      std::cout << glassbox::ops::kMlDomain << "::" << op.op_type << "\t" << op.first_opset << "-" << op.last_opset << "\n";
   });
 }

@@ -61,6 +61,7 @@ struct Node {
   std::string name;     // may be empty in the file; the loader fills "<op_type>_<index>"
   std::string op_type;
   std::string domain;   // "" = ai.onnx
+  int64_t domain_opset = 0;  // opset import of `domain` when it is not ai.onnx (loader); ai.onnx nodes get the runtime's
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::map<std::string, Attribute> attributes;

@@ -146,7 +146,7 @@ Result<Model> build_model(std::shared_ptr<const onnx::ModelProto> owner, const s
     // The checker reads external data paths; only run it once the IR build below validated them.
   }
 
-  ConvertContext ctx{owner, &resolver, &options, &model.external_data, mapped_file, payloads};
+  ConvertContext ctx{owner, &resolver, &options, &model.external_data, mapped_file, payloads, &model.opset_imports};
   {
     auto g = convert_graph(m.graph(), ctx, /*depth=*/0, /*outer_scope=*/{});
     if (!g.ok()) return std::move(g).take_error();

@@ -303,6 +303,10 @@ Result<Graph> convert_graph(const onnx::GraphProto& g, ConvertContext& ctx, int 
     Node node;
     node.op_type = n.op_type();
     node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    if (!node.domain.empty() && ctx.opset_imports) {
+      auto it = ctx.opset_imports->find(node.domain);
+      node.domain_opset = it == ctx.opset_imports->end() ? 0 : it->second;
+    }
     node.name = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
     while (!node_names.insert(node.name).second) node.name += "_";
     node.inputs.assign(n.input().begin(), n.input().end());

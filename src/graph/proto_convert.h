@@ -1,6 +1,7 @@
 // ONNX protobuf -> glassbox IR conversion (used by the loader).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -31,6 +32,8 @@ struct ConvertContext {
   // raw_data payloads lie in it (sorted by initializer index); empty when nothing was stripped.
   std::shared_ptr<Buffer> mapped_file = nullptr;
   const std::vector<InitializerPayload>* payloads = nullptr;
+  // domain -> version ("" = ai.onnx): stamps Node::domain_opset on nodes of other domains.
+  const std::map<std::string, int64_t>* opset_imports = nullptr;
 };
 
 Result<Graph> convert_graph(const onnx::GraphProto& g, ConvertContext& ctx, int depth,

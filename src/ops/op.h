@@ -98,6 +98,9 @@ class Op {
   virtual ~Op() = default;
   // Must be thread-safe (const): one Op serves concurrent runs of a session.
   virtual Status compute(ComputeContext& ctx) const = 0;
+  // What the op chose when it was created (a kernel, a data layout) and why, for
+  // `glassbox explain`; empty when it chose nothing worth reporting.
+  virtual std::string load_decision() const { return {}; }
 };
 
 // Factory signature each op file defines as create_<OpType> (see registry.cpp).

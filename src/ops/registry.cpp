@@ -3,6 +3,7 @@
 #include "ops/op.h"
 
 #include <algorithm>
+#include <span>
 #include <string_view>
 
 #include "graph/passes/pattern.h"
@@ -12,6 +13,11 @@ namespace glassbox::ops {
 #define OP(name, first, last) Result<std::unique_ptr<Op>> create_##name(const graph::Node& node, int64_t opset);
 #include "ops/ops.inc"
 #undef OP
+#define ML_OP(name, first, last) Result<std::unique_ptr<Op>> create_ml_##name(const graph::Node& node, int64_t opset);
+#define ML_REFUSED(name, why)
+#include "ops/ml_ops.inc"
+#undef ML_OP
+#undef ML_REFUSED
 
 namespace {
 
@@ -36,7 +42,37 @@ constexpr OpSupport kOps[] = {
     {nullptr, 0, 0},  // sentinel keeps the array non-empty while the list is empty
 };
 
+constexpr FactoryEntry kMlFactories[] = {
+#define ML_OP(name, first, last) {#name, first, last, &create_ml_##name},
+#define ML_REFUSED(name, why)
+#include "ops/ml_ops.inc"
+#undef ML_OP
+#undef ML_REFUSED
+    {nullptr, 0, 0, nullptr},
+};
+
+constexpr OpSupport kMlOps[] = {
+#define ML_OP(name, first, last) {#name, first, last},
+#define ML_REFUSED(name, why)
+#include "ops/ml_ops.inc"
+#undef ML_OP
+#undef ML_REFUSED
+    {nullptr, 0, 0},
+};
+
+constexpr RefusedOp kMlRefused[] = {
+#define ML_OP(name, first, last)
+#define ML_REFUSED(name, why) {#name, why},
+#include "ops/ml_ops.inc"
+#undef ML_OP
+#undef ML_REFUSED
+    {nullptr, nullptr},
+};
+
 }  // namespace
+
+std::span<const OpSupport> supported_ml_ops() { return {kMlOps, std::size(kMlOps) - 1}; }
+std::span<const RefusedOp> refused_ml_ops() { return {kMlRefused, std::size(kMlRefused) - 1}; }
 
 std::span<const OpSupport> supported_ops() { return {kOps, std::size(kOps) - 1}; }
 
@@ -47,8 +83,9 @@ int64_t newest_supported_opset() {
 }
 
 bool is_supported(const std::string& domain, const std::string& op_type, int64_t opset) {
-  if (!(domain.empty() || domain == "ai.onnx")) return false;
-  for (const auto& op : supported_ops())
+  const bool ml = domain == kMlDomain;
+  if (!(domain.empty() || domain == "ai.onnx" || ml)) return false;
+  for (const auto& op : ml ? supported_ml_ops() : supported_ops())
     if (op_type == op.op_type && opset >= op.first_opset && opset <= op.last_opset) return true;
   return false;
 }
@@ -82,7 +119,7 @@ constexpr InternalEntry kInternal[] = {
 }  // namespace
 
 Result<std::unique_ptr<Op>> create_op(const graph::Node& node, int64_t opset) {
-  const std::string where = "node '" + node.name + "' (" + node.op_type + ", opset " + std::to_string(opset) + ")";
+  std::string where = "node '" + node.name + "' (" + node.op_type + ", opset " + std::to_string(opset) + ")";
   if (node.domain == kInternalOpDomain) {
     for (const auto& f : kInternal)
       if (node.op_type == f.op_type) {
@@ -92,11 +129,20 @@ Result<std::unique_ptr<Op>> create_op(const graph::Node& node, int64_t opset) {
       }
     return make_error(ErrorCode::kUnsupported, "internal op '" + node.op_type + "' does not exist", where);
   }
-  if (!(node.domain.empty() || node.domain == "ai.onnx"))
+  const bool ml = node.domain == kMlDomain;
+  if (!(node.domain.empty() || node.domain == "ai.onnx" || ml))
     return make_error(ErrorCode::kUnsupported, "operator domain '" + node.domain + "' is not supported", where,
-                      "glassbox runs ai.onnx operators only; re-export without custom/contrib ops");
+                      "glassbox runs ai.onnx and ai.onnx.ml operators only; re-export without custom/contrib ops");
+  if (ml) {
+    // The runtime passes the ai.onnx opset; an ml node carries its own domain's (loader).
+    opset = node.domain_opset;
+    where = "node '" + node.name + "' (" + std::string(kMlDomain) + "::" + node.op_type + ", opset " +
+            std::to_string(opset) + ")";
+    for (const auto& r : refused_ml_ops())
+      if (node.op_type == r.op_type) return make_error(ErrorCode::kUnsupported, std::string("operator refused: ") + r.why, where);
+  }
   bool known_other_opset = false;
-  for (const auto& f : kFactories) {
+  for (const auto& f : ml ? std::span<const FactoryEntry>(kMlFactories) : std::span<const FactoryEntry>(kFactories)) {
     if (!f.op_type || node.op_type != f.op_type) continue;
     if (opset >= f.first_opset && opset <= f.last_opset) {
       auto op = f.create(node, opset);

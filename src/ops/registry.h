@@ -17,10 +17,21 @@ struct OpSupport {
 // Every entry of ops.inc, in file order.
 std::span<const OpSupport> supported_ops();
 
+// The ai.onnx.ml operators (ml_ops.inc), in file order; opsets are ai.onnx.ml versions.
+inline constexpr const char* kMlDomain = "ai.onnx.ml";
+std::span<const OpSupport> supported_ml_ops();
+
+// ai.onnx.ml operators glassbox knows and refuses at load, with the reason (ml_ops.inc).
+struct RefusedOp {
+  const char* op_type;
+  const char* why;
+};
+std::span<const RefusedOp> refused_ml_ops();
+
 // Newest ai.onnx opset any registry entry covers (0 when the registry is empty).
 int64_t newest_supported_opset();
 
-// True if (domain, op_type) is in the registry for the model's opset of that domain.
+// True if (domain, op_type) is in the registry (ai.onnx or ai.onnx.ml) for the model's opset of that domain.
 bool is_supported(const std::string& domain, const std::string& op_type, int64_t opset);
 
 }  // namespace glassbox::ops

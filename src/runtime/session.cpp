@@ -295,6 +295,14 @@ const std::vector<TensorSpec>& Session::outputs() const { return impl_->outputs;
 const SessionOptions& Session::options() const { return impl_->options; }
 const std::vector<PassLogEntry>& Session::pass_log() const { return impl_->pass_log; }
 size_t Session::node_count() const { return impl_->base->steps.size(); }
+std::vector<OpDecision> Session::op_decisions() const {
+  std::vector<OpDecision> out;
+  for (const auto& step : impl_->base->steps) {
+    std::string d = step.op ? step.op->load_decision() : std::string();
+    if (!d.empty()) out.push_back({step.node->name, step.node->op_type, std::move(d)});
+  }
+  return out;
+}
 void Session::set_observer(NodeObserver observer) { impl_->observer = std::move(observer); }
 
 Result<std::vector<NamedValue>> Session::run_values(const std::vector<NamedValue>& inputs, RunStats* stats) const {

@@ -1,0 +1,254 @@
+"""Converters from scikit-learn 1.2 / XGBoost 1.7 models to ONNX ai.onnx.ml graphs (onnx.helper).
+
+Debian has no skl2onnx/onnxmltools, so the tests carry their own converter. Each function
+returns a ModelProto with one float32 input "X" [N, F]; classifiers output "label" (int64)
+and "probabilities" (float32, no ZipMap), regressors "variable".
+
+Exactness notes (docs/ml.md):
+- scikit-learn trees split `x <= t` with a float64 t on float32 x; the ONNX threshold is
+  the largest float32 <= t, which makes BRANCH_LEQ on float32 x decide identically.
+- XGBoost stores float32 thresholds and splits `x < t` (BRANCH_LT); NaN follows
+  default_left (nodes_missing_value_tracks_true). Values come from the JSON model
+  (Booster.save_raw("json")), whose floats round-trip exactly.
+- HistGradientBoosting splits `x <= t`, NaN follows missing_go_to_left.
+"""
+import json
+import math
+
+import numpy as np
+import onnx
+from onnx import helper
+
+ML = "ai.onnx.ml"
+OPSETS = [helper.make_opsetid("", 17), helper.make_opsetid(ML, 3)]
+
+
+def f32_floor(t):
+    """Largest float32 <= t (so float32 x <= result iff x <= t)."""
+    r = np.float32(t)
+    if float(r) > t:
+        r = np.nextafter(r, np.float32(-np.inf), dtype=np.float32)
+    return float(r)
+
+
+def _model(nodes, n_features, outputs, name):
+    inp = [helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, ["N", n_features])]
+    graph = helper.make_graph(nodes, name, inp, outputs)
+    m = helper.make_model(graph, opset_imports=OPSETS, producer_name="glassbox-scripts-ml")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def _classifier_outputs(k):
+    return [helper.make_tensor_value_info("label", onnx.TensorProto.INT64, ["N"]),
+            helper.make_tensor_value_info("probabilities", onnx.TensorProto.FLOAT, ["N", k])]
+
+
+def _regressor_outputs(t):
+    return [helper.make_tensor_value_info("variable", onnx.TensorProto.FLOAT, ["N", t])]
+
+
+class TreeAttrs:
+    """Accumulates nodes_* and leaf weight attributes of an ensemble."""
+
+    def __init__(self):
+        self.n = {k: [] for k in ("treeids", "nodeids", "featureids", "modes", "values", "truenodeids",
+                                  "falsenodeids", "missing_value_tracks_true")}
+        self.w = {k: [] for k in ("treeids", "nodeids", "ids", "weights")}
+
+    def node(self, tree, nid, feature, mode, value, true_id, false_id, missing_true):
+        for k, v in zip(self.n, (tree, nid, feature, mode, value, true_id, false_id, int(missing_true))):
+            self.n[k].append(v)
+
+    def weight(self, tree, nid, target, value):
+        for k, v in zip(self.w, (tree, nid, target, float(np.float32(value)))):
+            self.w[k].append(v)
+
+    def attrs(self, prefix):
+        a = {"nodes_" + k: v for k, v in self.n.items()}
+        a.update({f"{prefix}_{k}": v for k, v in self.w.items()})
+        return a
+
+
+def _add_sklearn_tree(ta, tree_id, tree, leaf_weights):
+    """tree: sklearn Tree (tree_); leaf_weights(node) -> [(target, value)]."""
+    for i in range(tree.node_count):
+        left, right = tree.children_left[i], tree.children_right[i]
+        if left < 0:
+            ta.node(tree_id, i, 0, "LEAF", 0.0, 0, 0, False)
+            for target, v in leaf_weights(i):
+                ta.weight(tree_id, i, target, v)
+        else:
+            ta.node(tree_id, i, int(tree.feature[i]), "BRANCH_LEQ", f32_floor(tree.threshold[i]), int(left),
+                    int(right), False)
+
+
+def _class_weights(tree, i, scale, k):
+    """Per-class fractions at leaf i (sklearn 1.2 stores weighted counts), times scale."""
+    v = tree.value[i][0]
+    p = v / v.sum()
+    if k == 2:  # binary: one score, P(class 1), on class id 0 (the form onnxruntime reads as [1 - s, s])
+        return [(0, p[1] * scale)]
+    return [(c, p[c] * scale) for c in range(k)]
+
+
+def forest_classifier(model):
+    """DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier."""
+    trees = getattr(model, "estimators_", [model])
+    k = len(model.classes_)
+    ta = TreeAttrs()
+    for t, est in enumerate(trees):
+        tr = est.tree_
+        _add_sklearn_tree(ta, t, tr, lambda i, tr=tr: _class_weights(tr, i, 1.0 / len(trees), k))
+    node = helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], domain=ML,
+                            classlabels_int64s=[int(c) for c in model.classes_], post_transform="NONE",
+                            **ta.attrs("class"))
+    return _model([node], model.n_features_in_, _classifier_outputs(k), type(model).__name__)
+
+
+def forest_regressor(model):
+    """DecisionTreeRegressor (SUM), RandomForestRegressor / ExtraTreesRegressor (AVERAGE)."""
+    trees = getattr(model, "estimators_", [model])
+    ta = TreeAttrs()
+    for t, est in enumerate(trees):
+        tr = est.tree_
+        _add_sklearn_tree(ta, t, tr, lambda i, tr=tr: [(0, tr.value[i][0][0])])
+    node = helper.make_node("TreeEnsembleRegressor", ["X"], ["variable"], domain=ML, n_targets=1,
+                            aggregate_function="AVERAGE" if len(trees) > 1 else "SUM", **ta.attrs("target"))
+    return _model([node], model.n_features_in_, _regressor_outputs(1), type(model).__name__)
+
+
+def gradient_boosting(model, classifier):
+    """GradientBoostingClassifier / Regressor: raw = init + learning_rate * sum of trees."""
+    ta = TreeAttrs()
+    n_stages, k_trees = model.estimators_.shape
+    lr = model.learning_rate
+    for s in range(n_stages):
+        for c in range(k_trees):
+            t = s * k_trees + c
+            tr = model.estimators_[s, c].tree_
+            _add_sklearn_tree(ta, t, tr, lambda i, tr=tr, c=c: [(c, lr * tr.value[i][0][0])])
+    base = model._raw_predict_init(np.zeros((1, model.n_features_in_), dtype=np.float32))[0]
+    if not classifier:
+        node = helper.make_node("TreeEnsembleRegressor", ["X"], ["variable"], domain=ML, n_targets=1,
+                                base_values=[float(base[0])], **ta.attrs("target"))
+        return _model([node], model.n_features_in_, _regressor_outputs(1), "GradientBoostingRegressor")
+    k = len(model.classes_)
+    node = helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], domain=ML,
+                            classlabels_int64s=[int(c) for c in model.classes_],
+                            post_transform="LOGISTIC" if k == 2 else "SOFTMAX",
+                            base_values=[float(b) for b in base], **ta.attrs("class"))
+    return _model([node], model.n_features_in_, _classifier_outputs(k), "GradientBoostingClassifier")
+
+
+def hist_gradient_boosting(model, classifier):
+    """HistGradientBoostingClassifier / Regressor (numerical splits; NaN -> missing_go_to_left)."""
+    ta = TreeAttrs()
+    t = 0
+    for iteration in model._predictors:
+        for c, pred in enumerate(iteration):
+            for i, nd in enumerate(pred.nodes):
+                if nd["is_leaf"]:
+                    ta.node(t, i, 0, "LEAF", 0.0, 0, 0, False)
+                    ta.weight(t, i, c, nd["value"])
+                else:
+                    if nd["is_categorical"]:
+                        raise ValueError("categorical splits are not converted")
+                    ta.node(t, i, int(nd["feature_idx"]), "BRANCH_LEQ", f32_floor(nd["num_threshold"]),
+                            int(nd["left"]), int(nd["right"]), bool(nd["missing_go_to_left"]))
+            t += 1
+    base = [float(b) for b in np.ravel(model._baseline_prediction)]
+    if not classifier:
+        node = helper.make_node("TreeEnsembleRegressor", ["X"], ["variable"], domain=ML, n_targets=1,
+                                base_values=base, **ta.attrs("target"))
+        return _model([node], model.n_features_in_, _regressor_outputs(1), "HistGradientBoostingRegressor")
+    k = len(model.classes_)
+    node = helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], domain=ML,
+                            classlabels_int64s=[int(c) for c in model.classes_],
+                            post_transform="LOGISTIC" if k == 2 else "SOFTMAX", base_values=base,
+                            **ta.attrs("class"))
+    return _model([node], model.n_features_in_, _classifier_outputs(k), "HistGradientBoostingClassifier")
+
+
+def xgboost_booster(booster, n_features):
+    """An XGBoost 1.7 Booster (gbtree; reg:squarederror, binary:logistic, multi:softprob) from its JSON model."""
+    j = json.loads(booster.save_raw("json"))
+    learner = j["learner"]
+    objective = learner["objective"]["name"]
+    base_score = float(learner["learner_model_param"]["base_score"])
+    num_class = int(learner["learner_model_param"]["num_class"])
+    model = learner["gradient_booster"]["model"]
+    ta = TreeAttrs()
+    for t, (tree, cls) in enumerate(zip(model["trees"], model["tree_info"])):
+        left, right = tree["left_children"], tree["right_children"]
+        for i in range(len(left)):
+            if left[i] == -1:
+                ta.node(t, i, 0, "LEAF", 0.0, 0, 0, False)
+                ta.weight(t, i, int(cls), tree["split_conditions"][i])
+            else:
+                ta.node(t, i, int(tree["split_indices"][i]), "BRANCH_LT", float(np.float32(tree["split_conditions"][i])),
+                        int(left[i]), int(right[i]), bool(tree["default_left"][i]))
+    if objective == "reg:squarederror":
+        node = helper.make_node("TreeEnsembleRegressor", ["X"], ["variable"], domain=ML, n_targets=1,
+                                base_values=[base_score], **ta.attrs("target"))
+        return _model([node], n_features, _regressor_outputs(1), "xgboost_" + objective)
+    if objective == "binary:logistic":
+        node = helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], domain=ML,
+                                classlabels_int64s=[0, 1], post_transform="LOGISTIC",
+                                base_values=[math.log(base_score / (1 - base_score))], **ta.attrs("class"))
+        return _model([node], n_features, _classifier_outputs(2), "xgboost_" + objective)
+    if objective == "multi:softprob":
+        node = helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], domain=ML,
+                                classlabels_int64s=list(range(num_class)), post_transform="SOFTMAX",
+                                base_values=[base_score] * num_class, **ta.attrs("class"))
+        return _model([node], n_features, _classifier_outputs(num_class), "xgboost_" + objective)
+    raise ValueError(f"objective {objective} is not converted")
+
+
+def linear_classifier(model, post_transform):
+    """LogisticRegression (LOGISTIC binary / SOFTMAX multinomial), LinearSVC (NONE: decision values)."""
+    coef, intercept = model.coef_.astype(np.float64), np.ravel(model.intercept_).astype(np.float64)
+    if coef.shape[0] == 1:  # binary: two score rows [-z, z], so Z is [P(0), P(1)] / [-d, d]
+        coef, intercept = np.vstack([-coef, coef]), np.concatenate([-intercept, intercept])
+    node = helper.make_node("LinearClassifier", ["X"], ["label", "probabilities"], domain=ML,
+                            coefficients=[float(v) for v in coef.ravel()], intercepts=[float(v) for v in intercept],
+                            classlabels_ints=[int(c) for c in model.classes_], post_transform=post_transform)
+    return _model([node], model.n_features_in_, _classifier_outputs(len(model.classes_)), type(model).__name__)
+
+
+def linear_regressor(model):
+    coef = np.atleast_2d(model.coef_)
+    node = helper.make_node("LinearRegressor", ["X"], ["variable"], domain=ML, targets=coef.shape[0],
+                            coefficients=[float(v) for v in coef.ravel()],
+                            intercepts=[float(v) for v in np.atleast_1d(model.intercept_)])
+    return _model([node], model.n_features_in_, _regressor_outputs(coef.shape[0]), type(model).__name__)
+
+
+def _svm_kernel_attrs(model):
+    gamma = model._gamma if model.kernel != "linear" else 0.0
+    return {"kernel_type": model.kernel.upper(), "kernel_params": [float(gamma), float(model.coef0), float(model.degree)]}
+
+
+def svm_classifier(model):
+    """sklearn SVC (libsvm): the internal _dual_coef_/_intercept_ carry libsvm's signs (the public
+    binary attributes are negated), so the ONNX decision value d is libsvm's (d > 0 votes the first class)."""
+    k = len(model.classes_)
+    attrs = dict(_svm_kernel_attrs(model), classlabels_ints=[int(c) for c in model.classes_],
+                 vectors_per_class=[int(n) for n in model.n_support_],
+                 support_vectors=[float(v) for v in model.support_vectors_.ravel()],
+                 coefficients=[float(v) for v in model._dual_coef_.ravel()],
+                 rho=[float(v) for v in model._intercept_])
+    if model.probability:
+        attrs.update(prob_a=[float(v) for v in model.probA_], prob_b=[float(v) for v in model.probB_])
+    width = k if model.probability else (2 if k == 2 else k * (k - 1) // 2)
+    node = helper.make_node("SVMClassifier", ["X"], ["label", "probabilities"], domain=ML, **attrs)
+    return _model([node], model.n_features_in_, _classifier_outputs(width), "SVC")
+
+
+def svm_regressor(model):
+    node = helper.make_node("SVMRegressor", ["X"], ["variable"], domain=ML, n_supports=len(model.support_vectors_),
+                            support_vectors=[float(v) for v in model.support_vectors_.ravel()],
+                            coefficients=[float(v) for v in model._dual_coef_.ravel()],
+                            rho=[float(v) for v in np.ravel(model._intercept_)], **_svm_kernel_attrs(model))
+    return _model([node], model.n_features_in_, _regressor_outputs(1), "SVR")

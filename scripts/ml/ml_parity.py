@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""Parity of the ai.onnx.ml operators, three ways:
+
+1. Library models: scikit-learn 1.2 and XGBoost 1.7 models trained here (small, fixed
+   seeds, held-out rows incl. NaN where the model supports it), converted to ONNX by
+   scripts/ml/convert.py. glassbox must match onnxruntime-node (every output) and the
+   training library (predict / predict_proba / decision_function / Booster.predict).
+2. Synthetic ensembles and single-op models (scripts/ml/op_models.py): every branch mode,
+   NaN routing both ways, MIN/MAX/AVERAGE, multi-target, and each preprocessing op; vs
+   onnxruntime-node.
+3. Bad models (scripts/ml/op_models.py): broken tree attributes must fail at load with
+   the named error, never crash.
+
+Criterion: float max|a - b| <= 1e-5 * max(|b|, 1) elementwise (b the reference), labels
+exactly. glassbox sums tree leaves in double; onnxruntime and XGBoost sum in float32 in
+their own order, which sets the floor (docs/ml.md).
+
+Usage: scripts/ml/ml_parity.py GLASSBOX [CASE_PREFIX ...]    (exit 1 on any failure)
+"""
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import library_models  # noqa: E402
+import op_models  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+TOLERANCE = 1e-5
+
+
+def compare(got, ref, what, tolerance=TOLERANCE):
+    got, ref = np.asarray(got), np.asarray(ref)
+    if got.shape != ref.shape:
+        return f"{what}: shape {list(got.shape)} vs {list(ref.shape)}"
+    if not np.issubdtype(ref.dtype, np.floating):
+        bad = int(np.sum(got != ref))
+        return f"{what}: {bad} of {got.size} labels differ" if bad else None
+    g, r = got.astype(np.float64), ref.astype(np.float64)
+    same = (g == r) | (np.isnan(g) & np.isnan(r))
+    with np.errstate(invalid="ignore"):
+        err = np.where(same, 0.0, np.abs(g - r) / np.maximum(np.abs(r), 1.0))
+    worst = float(np.nanmax(np.where(np.isnan(err), np.inf, err), initial=0.0))
+    return None if worst <= tolerance else f"{what}: max relative error {worst:.3g} (at {np.unravel_index(np.argmax(err), err.shape)})"
+
+
+def run_both(model, feeds, d):
+    d.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, d / "model.onnx")
+    specs = []
+    for name, arr in feeds.items():
+        np.save(d / f"{name}.npy", arr)
+        specs.append(f"{name}={d / (name + '.npy')}")
+    ort = subprocess.run(["node", str(ROOT / "scripts/parity/run_ort.js"), str(d / "model.onnx"), str(d / "ort")] + specs,
+                         capture_output=True, text=True)
+    gb = subprocess.run([GLASSBOX, "run", str(d / "model.onnx"), "--output-dir", str(d / "gb"), "--threads", "2"] +
+                        sum([["--input", s] for s in specs], []), capture_output=True, text=True)
+    if ort.returncode:
+        return None, None, "onnxruntime failed: " + ort.stderr.strip()[-400:]
+    if gb.returncode:
+        return None, None, "glassbox failed: " + (gb.stderr or gb.stdout).strip()[-400:]
+    n = len(model.graph.output)
+    return ([np.load(d / "gb" / f"output_{i}.npy") for i in range(n)],
+            [np.load(d / "ort" / f"output_{i}.npy") for i in range(n)], None)
+
+
+def check_case(case, d):
+    gb, ort, why = run_both(case["model"], case["feeds"], d)
+    if why:
+        return why
+    for i, (g, o) in enumerate(zip(gb, ort)):
+        why = compare(g, o, f"output {i} vs onnxruntime", case.get("ort_tolerance", TOLERANCE))
+        if why:
+            return why
+    for i, ref in case.get("library", {}).items():
+        why = compare(gb[i], ref, f"output {i} vs {case['library_name']}")
+        if why:
+            return why
+    return None
+
+
+def check_bad(case, d):
+    d.mkdir(parents=True, exist_ok=True)
+    onnx.save(case["model"], d / "model.onnx")
+    np.save(d / "X.npy", np.zeros((2, 4), np.float32))
+    gb = subprocess.run([GLASSBOX, "run", str(d / "model.onnx"), "--input", f"X={d / 'X.npy'}", "--output-dir",
+                         str(d / "gb")], capture_output=True, text=True)
+    text = gb.stderr + gb.stdout
+    if gb.returncode == 0:
+        return "loaded and ran; expected a load error"
+    if gb.returncode < 0 or gb.returncode > 2:
+        return f"exit status {gb.returncode} (a crash?): {text.strip()[-300:]}"
+    if case["expect"] not in text:
+        return f"error does not mention '{case['expect']}': {text.strip()[-300:]}"
+    return None
+
+
+def main():
+    global GLASSBOX
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    GLASSBOX, prefixes = sys.argv[1], sys.argv[2:]
+    failed = total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        groups = [(library_models.cases, check_case), (op_models.cases, check_case), (op_models.bad_cases, check_bad)]
+        for make, check in groups:
+            for case in make():
+                if prefixes and not any(case["name"].startswith(p) for p in prefixes):
+                    continue
+                why = check(case, Path(tmp) / case["name"])
+                total += 1
+                failed += why is not None
+                print(f"{'FAIL' if why else 'PASS'} {case['name']}" + (f" {why}" if why else ""), flush=True)
+    print(f"{total - failed} passed, {failed} failed")
+    return 1 if failed or total == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

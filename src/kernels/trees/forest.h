@@ -1,0 +1,107 @@
+// Tree-ensemble inference on flat arrays built once at load. The op layer
+// (src/ops/ml/tree_ensemble_common.cpp) validates the ONNX attributes and hands
+// over a ForestSpec (trees with local node indices, checked acyclic and in
+// range); build_forest picks a layout and predict accumulates leaf weights.
+//
+// Layouts (docs/kernels.md, "Tree ensembles"):
+//  - kComplete: every tree of depth <= max_complete_depth is padded to a complete
+//    binary tree (a leaf above the bottom becomes a node whose two subtrees both end
+//    in that leaf), stored breadth-first: child = 2i+1 + went_false. Traversal is a
+//    fixed number of branch-free steps, interleaved over a block of rows so the
+//    loads of several rows are in flight at once. Chosen when all branch nodes share
+//    one mode and the padded size stays within max_complete_bytes.
+//  - kSparse: preorder arrays (false child = next node, true child stored), a loop
+//    per row until a leaf; any depth, mixed modes.
+// Routing: a row goes to the true child when `x MODE threshold`, or when x is NaN
+// and the node's missing value tracks true (a NaN fails every comparison but NEQ).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace glassbox::kernels::trees {
+
+enum class NodeMode : uint8_t { kLeq, kLt, kGte, kGt, kEq, kNeq, kLeaf };
+enum class Aggregate : uint8_t { kSum, kMin, kMax };  // AVERAGE is kSum divided by the tree count
+
+struct TreeNode {
+  NodeMode mode = NodeMode::kLeaf;
+  bool missing_true = false;  // NaN goes to the true child
+  int32_t feature = 0;
+  float threshold = 0.f;
+  int32_t true_child = -1;   // local index (branch nodes)
+  int32_t false_child = -1;  // local index (branch nodes)
+  int32_t leaf = -1;         // index into ForestSpec::leaf_begin (leaf nodes)
+};
+
+struct ForestSpec {
+  std::vector<std::vector<TreeNode>> trees;  // node 0 of each tree is its root
+  std::vector<int32_t> leaf_begin;           // weights of leaf l: [leaf_begin[l], leaf_begin[l + 1])
+  std::vector<int32_t> weight_target;        // target (class) of each weight, in [0, n_targets)
+  std::vector<float> weight_value;
+  int32_t n_targets = 1;
+};
+
+struct ForestLayoutOptions {
+  int max_complete_depth = 12;                  // deeper trees would be mostly padding
+  int64_t max_complete_bytes = int64_t{256} << 20;  // padding must not blow up memory
+  bool allow_complete = true;                   // false: always the sparse layout (tests, explain)
+};
+
+enum class Layout { kComplete, kSparse };
+
+class Forest {
+ public:
+  // spec must be valid (the op layer checks it); returns the chosen layout.
+  static Forest build(const ForestSpec& spec, const ForestLayoutOptions& options = {});
+
+  int64_t num_trees() const { return static_cast<int64_t>(tree_offset_.size()); }
+  int32_t n_targets() const { return n_targets_; }
+  int32_t max_feature() const { return max_feature_; }
+  Layout layout() const { return layout_; }
+  // One line: layout, sizes, and why it was chosen.
+  const std::string& describe() const { return why_; }
+  int64_t bytes() const;
+
+  // For rows [0, rows) of x (row stride `stride` floats), aggregates the leaf weights of
+  // trees [tree_begin, tree_end) into scores (rows x n_targets, row-major), which the
+  // caller initialised (0 for kSum, +inf for kMin, -inf for kMax). Sums are in double.
+  void predict(const float* x, int64_t rows, int64_t stride, int64_t tree_begin, int64_t tree_end, Aggregate agg,
+               double* scores) const;
+
+ private:
+  template <NodeMode M, Aggregate A>
+  void predict_complete(const float* x, int64_t rows, int64_t stride, int64_t t0, int64_t t1, double* scores) const;
+  template <Aggregate A>
+  void predict_sparse(const float* x, int64_t rows, int64_t stride, int64_t t0, int64_t t1, double* scores) const;
+  template <Aggregate A>
+  void add_leaf(int32_t leaf, double* row_scores) const;
+
+  Layout layout_ = Layout::kSparse;
+  NodeMode mode_ = NodeMode::kLeq;  // kComplete: the one branch mode
+  int32_t n_targets_ = 1;
+  int32_t max_feature_ = -1;
+  std::string why_;
+  // Both layouts: per tree, where its nodes start (and kComplete: its depth).
+  std::vector<int64_t> tree_offset_;
+  std::vector<int32_t> tree_depth_;
+  std::vector<int64_t> tree_leaf_offset_;  // kComplete: first leaf slot of the tree
+  // Node arrays (structure of arrays keeps a complete tree's steps to two loads).
+  std::vector<float> threshold_;
+  std::vector<int32_t> feature_;      // kComplete: feature | missing-true flag in bit 31
+  std::vector<int32_t> true_child_;   // kSparse: absolute index of the true child, or leaf id for leaves
+  std::vector<uint8_t> mode_flags_;   // kSparse: NodeMode | (missing_true << 7)
+  std::vector<int32_t> leaf_slot_;    // kComplete: leaf id of each bottom slot
+  // Leaf weights (copied from the spec).
+  std::vector<int32_t> leaf_begin_;
+  std::vector<int32_t> weight_target_;
+  std::vector<float> weight_value_;
+  bool one_weight_per_leaf_ = false;
+};
+
+// Reference: walks the spec directly, one row and one tree at a time (tests compare the layouts to it).
+void predict_reference(const ForestSpec& spec, const float* x, int64_t rows, int64_t stride, Aggregate agg,
+                       double* scores);
+
+}  // namespace glassbox::kernels::trees
