@@ -17,6 +17,7 @@ their own order, which sets the floor (docs/ml.md).
 
 Usage: scripts/ml/ml_parity.py GLASSBOX [CASE_PREFIX ...]    (exit 1 on any failure)
 """
+import json
 import subprocess
 import sys
 import tempfile
@@ -99,6 +100,25 @@ def check_bad(case, d):
     return None
 
 
+def check_cli(tmp):
+    """`inspect --json` lists ml ops as supported with their domain; `explain` gives each tree layout and why."""
+    out = []
+    for name, layout in (("xgboost_binary_logistic_nan", "complete"), ("sklearn_random_forest_deep_multiclass", "sparse")):
+        model = tmp / name / "model.onnx"
+        if not model.exists():
+            continue
+        j = json.loads(subprocess.run([GLASSBOX, "inspect", "--json", str(model)], capture_output=True, text=True).stdout)
+        ops = [o for o in j["ops"] if o["op_type"] == "TreeEnsembleClassifier"]
+        why = None
+        if not ops or ops[0]["domain"] != "ai.onnx.ml" or not ops[0]["supported"]:
+            why = f"inspect reports {j['ops']}"
+        text = subprocess.run([GLASSBOX, "explain", str(model)], capture_output=True, text=True).stdout
+        if not why and f"tree layout: {layout}" not in text:
+            why = f"explain does not say 'tree layout: {layout}': {text.strip()[-200:]}"
+        out.append((f"cli_inspect_explain_{name}", why))
+    return out
+
+
 def main():
     global GLASSBOX
     if len(sys.argv) < 2:
@@ -115,6 +135,10 @@ def main():
                 total += 1
                 failed += why is not None
                 print(f"{'FAIL' if why else 'PASS'} {case['name']}" + (f" {why}" if why else ""), flush=True)
+        for name, why in check_cli(Path(tmp)):
+            total += 1
+            failed += why is not None
+            print(f"{'FAIL' if why else 'PASS'} {name}" + (f" {why}" if why else ""), flush=True)
     print(f"{total - failed} passed, {failed} failed")
     return 1 if failed or total == 0 else 0
 

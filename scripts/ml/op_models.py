@@ -170,8 +170,21 @@ def _set(key, i, v):
     return edit
 
 
+def zipmap_model():
+    node = helper.make_node("ZipMap", ["X"], ["Y"], domain=ML, classlabels_int64s=[0, 1, 2, 3])
+    seq_map = onnx.TypeProto()
+    mt = seq_map.sequence_type.elem_type.map_type
+    mt.key_type = I64
+    mt.value_type.tensor_type.elem_type = F32
+    out = onnx.ValueInfoProto(name="Y")
+    out.type.CopyFrom(seq_map)
+    return model_of(node, [helper.make_tensor_value_info("X", F32, ["N", 4])], [out], "zipmap")
+
+
 def bad_cases():
     return [
+        dict(name="bad_zipmap_refused_with_reason", expect="ZipMap is refused: its output is a sequence of maps",
+             model=zipmap_model()),
         _bad_tree("bad_child_out_of_range", "child id 7 is out of range", _set("nodes_truenodeids", 0, 7)),
         _bad_tree("bad_negative_child", "child id -1 is out of range", _set("nodes_falsenodeids", 0, -1)),
         _bad_tree("bad_node_id_out_of_range", "node id out of range", _set("nodes_nodeids", 2, 9)),

@@ -11,6 +11,7 @@
 #include "core/thread_pool.h"
 #include "graph/loader.h"
 #include "graph/passes/passes.h"
+#include "ops/registry.h"
 #include "runtime/executor.h"
 #include "runtime/session_internal.h"
 
@@ -244,6 +245,13 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
   impl->opset = m.opset("");
   for (const auto& f : m.functions)
     return make_error(ErrorCode::kUnsupported, "model-local function '" + f + "' is not supported", path);
+  // A refused ml op (ZipMap: map outputs) says why before its value types would.
+  for (const auto& n : m.graph.nodes)
+    if (n.domain == ops::kMlDomain)
+      for (const auto& r : ops::refused_ml_ops())
+        if (n.op_type == r.op_type)
+          return make_error(ErrorCode::kUnsupported, std::string("operator ai.onnx.ml::") + r.op_type + " is refused: " + r.why,
+                            path + ": node '" + n.name + "'");
   for (const auto& vi : m.graph.inputs) {
     if (!vi.supported_type)
       return make_error(ErrorCode::kUnsupported, "input '" + vi.name + "' is a " + vi.type_note +
