@@ -15,7 +15,8 @@ Criterion: float max|a - b| <= 1e-5 * max(|b|, 1) elementwise (b the reference),
 exactly. glassbox sums tree leaves in double; onnxruntime and XGBoost sum in float32 in
 their own order, which sets the floor (docs/ml.md).
 
-Usage: scripts/ml/ml_parity.py GLASSBOX [CASE_PREFIX ...]    (exit 1 on any failure)
+Usage: scripts/ml/ml_parity.py GLASSBOX [--keep DIR] [CASE_PREFIX ...]    (exit 1 on any failure)
+  --keep DIR: leave every case's model.onnx and inputs in DIR/<case> (debugging, fuzzer seeds)
 """
 import json
 import subprocess
@@ -124,8 +125,12 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     GLASSBOX, prefixes = sys.argv[1], sys.argv[2:]
+    keep = None
+    if prefixes[:1] == ["--keep"] and len(prefixes) >= 2:
+        keep, prefixes = prefixes[1], prefixes[2:]
     failed = total = 0
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = keep or scratch
         groups = [(library_models.cases, check_case), (op_models.cases, check_case), (op_models.bad_cases, check_bad)]
         for make, check in groups:
             for case in make():

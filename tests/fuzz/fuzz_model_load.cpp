@@ -2,7 +2,9 @@
 // (LoadOptions::map_initializers), protobuf parsing, IR building, checker and shape inference
 // must end in a model or a clean error, never a crash. Every payload the scan reports must lie
 // inside the input, and a model that loads with mapped payloads must have the same
-// initializer bytes as when every payload is copied.
+// initializer bytes as when every payload is copied. ai.onnx.ml nodes of a model that loads
+// are created (ops::create_op), so their tree attributes (node and child ids, array lengths,
+// modes, cycles) meet the validation on arbitrary values; seeds: scripts/ml/ml_parity.py --keep DIR.
 #include <unistd.h>
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 
 #include "graph/loader.h"
 #include "graph/payload_scan.h"
+#include "ops/op.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (auto s = glassbox::graph::strip_initializer_payloads(data, size, 16))
@@ -34,6 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (it == b->graph.initializers.end() || it->second.nbytes() != t.nbytes()) __builtin_trap();
       if (t.nbytes() && std::memcmp(t.raw(), it->second.raw(), t.nbytes()) != 0) __builtin_trap();
     }
+    for (const auto& n : a->graph.nodes)
+      if (n.domain == "ai.onnx.ml") (void)glassbox::ops::create_op(n, a->opset(""));
   }
   return 0;
 }

@@ -91,8 +91,10 @@ Forest Forest::build(const ForestSpec& spec, const ForestLayoutOptions& options)
   for (const auto& tree : spec.trees) {
     depths.push_back(tree_depth(tree));
     max_depth = std::max(max_depth, depths.back());
-    if (depths.back() <= options.max_complete_depth) complete_bytes += (int64_t{3} << depths.back()) * 4;
   }
+  // Every tree is padded to the deepest one: one step count for all, so trees can go in lockstep too.
+  if (max_depth <= options.max_complete_depth)
+    complete_bytes = static_cast<int64_t>(spec.trees.size()) * (int64_t{3} << max_depth) * 4;
   NodeMode mode;
   const bool uniform = uniform_mode(spec, mode);
   const std::string shape = std::to_string(spec.trees.size()) + " trees, max depth " + std::to_string(max_depth);
@@ -109,16 +111,16 @@ Forest Forest::build(const ForestSpec& spec, const ForestLayoutOptions& options)
   } else {
     f.layout_ = Layout::kComplete;
     f.mode_ = mode == NodeMode::kLeaf ? NodeMode::kLeq : mode;
-    f.why_ = "complete (breadth-first, branch-free fixed-depth steps, " + std::to_string(kRowGroup) +
-             " rows in lockstep): one branch mode, depth <= " + std::to_string(options.max_complete_depth) + "; " +
-             shape;
+    f.why_ = "complete (breadth-first, padded to depth " + std::to_string(max_depth) + ", branch-free steps, " +
+             std::to_string(kRowGroup) + " rows or, for fewer rows, " + std::to_string(kRowGroup) +
+             " trees in lockstep): one branch mode, depth <= " + std::to_string(options.max_complete_depth) + "; " + shape;
   }
 
   for (size_t t = 0; t < spec.trees.size(); ++t) {
     const auto& tree = spec.trees[t];
     f.tree_offset_.push_back(static_cast<int64_t>(f.threshold_.size()));
     if (f.layout_ == Layout::kComplete) {
-      const int d = depths[t];
+      const int d = max_depth;
       const int64_t internal = (int64_t{1} << d) - 1;
       f.tree_depth_.push_back(d);
       f.tree_leaf_offset_.push_back(static_cast<int64_t>(f.leaf_slot_.size()));
@@ -189,6 +191,30 @@ inline void Forest::add_leaf(int32_t leaf, double* row_scores) const {
 template <NodeMode M, Aggregate A>
 void Forest::predict_complete(const float* x, int64_t rows, int64_t stride, int64_t t0, int64_t t1,
                               double* scores) const {
+  if (rows < kRowGroup && t1 > t0) {
+    // Few rows (batch 1): the latency of one row's dependent loads is hidden by walking
+    // kRowGroup trees at once; all trees have the same padded depth. Leaves are added in tree order.
+    const int depth = tree_depth_[t0];
+    const int64_t internal = (int64_t{1} << depth) - 1;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = x + r * stride;
+      double* out = scores + r * n_targets_;
+      for (int64_t g = t0; g < t1; g += kRowGroup) {
+        const int n = static_cast<int>(std::min<int64_t>(kRowGroup, t1 - g));
+        int64_t idx[kRowGroup] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int level = 0; level < depth; ++level)
+          for (int k = 0; k < n; ++k) {
+            const int64_t node = tree_offset_[g + k] + idx[k];
+            const int32_t fw = feature_[node];
+            const float v = row[fw & 0x7fffffff];
+            const bool tr = compare<M>(v, threshold_[node]) | ((fw < 0) & (v != v));
+            idx[k] = 2 * idx[k] + 2 - static_cast<int64_t>(tr);
+          }
+        for (int k = 0; k < n; ++k) add_leaf<A>(leaf_slot_[tree_leaf_offset_[g + k] + idx[k] - internal], out);
+      }
+    }
+    return;
+  }
   for (int64_t b0 = 0; b0 < rows; b0 += kRowBlock) {
     const int64_t b1 = std::min(rows, b0 + kRowBlock);
     for (int64_t t = t0; t < t1; ++t) {

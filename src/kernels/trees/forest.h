@@ -4,12 +4,13 @@
 // range); build_forest picks a layout and predict accumulates leaf weights.
 //
 // Layouts (docs/kernels.md, "Tree ensembles"):
-//  - kComplete: every tree of depth <= max_complete_depth is padded to a complete
-//    binary tree (a leaf above the bottom becomes a node whose two subtrees both end
-//    in that leaf), stored breadth-first: child = 2i+1 + went_false. Traversal is a
-//    fixed number of branch-free steps, interleaved over a block of rows so the
-//    loads of several rows are in flight at once. Chosen when all branch nodes share
-//    one mode and the padded size stays within max_complete_bytes.
+//  - kComplete: every tree is padded to a complete binary tree of the forest's depth
+//    (a leaf above the bottom becomes a node whose two subtrees both end in that
+//    leaf), stored breadth-first: child = 2i+1 + went_false. Traversal is a fixed
+//    number of branch-free steps, interleaved over 8 rows (or, for fewer rows, 8
+//    trees) so several independent loads are in flight at once. Chosen when all
+//    branch nodes share one mode, the depth is <= max_complete_depth and the padded
+//    size stays within max_complete_bytes.
 //  - kSparse: preorder arrays (false child = next node, true child stored), a loop
 //    per row until a leaf; any depth, mixed modes.
 // Routing: a row goes to the true child when `x MODE threshold`, or when x is NaN
@@ -45,7 +46,7 @@ struct ForestSpec {
 
 struct ForestLayoutOptions {
   int max_complete_depth = 12;                  // deeper trees would be mostly padding
-  int64_t max_complete_bytes = int64_t{256} << 20;  // padding must not blow up memory
+  int64_t max_complete_bytes = int64_t{64} << 20;   // padding must not blow up memory (500 depth-8 trees: 1.5 MiB)
   bool allow_complete = true;                   // false: always the sparse layout (tests, explain)
 };
 
@@ -83,7 +84,7 @@ class Forest {
   int32_t n_targets_ = 1;
   int32_t max_feature_ = -1;
   std::string why_;
-  // Both layouts: per tree, where its nodes start (and kComplete: its depth).
+  // Both layouts: per tree, where its nodes start (and kComplete: its padded depth, the same for all).
   std::vector<int64_t> tree_offset_;
   std::vector<int32_t> tree_depth_;
   std::vector<int64_t> tree_leaf_offset_;  // kComplete: first leaf slot of the tree
