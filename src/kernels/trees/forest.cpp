@@ -98,6 +98,7 @@ Forest Forest::build(const ForestSpec& spec, const ForestLayoutOptions& options)
   NodeMode mode;
   const bool uniform = uniform_mode(spec, mode);
   const std::string shape = std::to_string(spec.trees.size()) + " trees, max depth " + std::to_string(max_depth);
+  f.mode_ = uniform ? mode : NodeMode::kLeaf;  // sparse: kLeaf = mixed modes, read per node
   if (!options.allow_complete) {
     f.why_ = "sparse (preorder arrays): complete layout switched off; " + shape;
   } else if (!uniform) {
@@ -159,9 +160,11 @@ Forest Forest::build(const ForestSpec& spec, const ForestLayoutOptions& options)
         if (parent >= 0) f.true_child_[parent] = static_cast<int32_t>(pos);
         const TreeNode& node = tree[n];
         f.threshold_.push_back(node.threshold);
-        f.feature_.push_back(node.feature);
+        const bool leaf = node.mode == NodeMode::kLeaf;
+        f.feature_.push_back(leaf ? 0 : node.feature);
         f.mode_flags_.push_back(static_cast<uint8_t>(static_cast<uint8_t>(node.mode) | (node.missing_true ? 0x80 : 0)));
-        f.true_child_.push_back(node.mode == NodeMode::kLeaf ? node.leaf : -1);
+        f.true_child_.push_back(leaf ? static_cast<int32_t>(pos) : -1);  // a leaf points to itself (lockstep)
+        f.leaf_id_.push_back(leaf ? node.leaf : -1);
         if (node.mode == NodeMode::kLeaf) continue;
         stack.push_back({node.true_child, pos});
         stack.push_back({node.false_child, -1});
@@ -173,6 +176,7 @@ Forest Forest::build(const ForestSpec& spec, const ForestLayoutOptions& options)
 
 int64_t Forest::bytes() const {
   return static_cast<int64_t>(threshold_.size() * 4 + feature_.size() * 4 + true_child_.size() * 4 + mode_flags_.size() +
+                              leaf_id_.size() * 4 +
                               leaf_slot_.size() * 4 + leaf_begin_.size() * 4 + weight_target_.size() * 4 +
                               weight_value_.size() * 4 + tree_offset_.size() * 20);
 }
@@ -240,23 +244,37 @@ void Forest::predict_complete(const float* x, int64_t rows, int64_t stride, int6
   }
 }
 
-template <Aggregate A>
+// M: the forest's one branch mode, or kLeaf for mixed modes (read per node).
+template <NodeMode M, Aggregate A>
 void Forest::predict_sparse(const float* x, int64_t rows, int64_t stride, int64_t t0, int64_t t1,
                             double* scores) const {
+  // kRowGroup rows walk a tree in lockstep: a lane that reached its leaf stays there (leaves point
+  // to themselves) until every lane has, so no branch depends on the data.
   for (int64_t b0 = 0; b0 < rows; b0 += kRowBlock) {
     const int64_t b1 = std::min(rows, b0 + kRowBlock);
     for (int64_t t = t0; t < t1; ++t)
-      for (int64_t r = b0; r < b1; ++r) {
-        const float* row = x + r * stride;
-        int64_t i = tree_offset_[t];
-        while (true) {
-          const uint8_t mf = mode_flags_[i];
-          const auto m = static_cast<NodeMode>(mf & 0x7f);
-          if (m == NodeMode::kLeaf) break;
-          const float v = row[feature_[i]];
-          i = goes_true(m, v, threshold_[i], (mf & 0x80) != 0) ? true_child_[i] : i + 1;
+      for (int64_t r0 = b0; r0 < b1; r0 += kRowGroup) {
+        const int n = static_cast<int>(std::min<int64_t>(kRowGroup, b1 - r0));
+        const float* row = x + r0 * stride;
+        int64_t idx[kRowGroup];
+        for (int k = 0; k < kRowGroup; ++k) idx[k] = tree_offset_[t];
+        bool busy = true;
+        while (busy) {
+          busy = false;
+          for (int k = 0; k < n; ++k) {
+            const int64_t i = idx[k];
+            const uint8_t mf = mode_flags_[i];
+            const bool leaf = (mf & 0x7f) == static_cast<uint8_t>(NodeMode::kLeaf);
+            const float v = row[k * stride + feature_[i]];
+            bool tr;
+            if constexpr (M == NodeMode::kLeaf) tr = goes_true(static_cast<NodeMode>(mf & 0x7f), v, threshold_[i], (mf & 0x80) != 0);
+            else tr = compare<M>(v, threshold_[i]) | (((mf & 0x80) != 0) & (v != v));
+            const int64_t next = tr ? true_child_[i] : i + 1;
+            idx[k] = leaf ? i : next;
+            busy = busy || !leaf;
+          }
         }
-        add_leaf<A>(true_child_[i], scores + r * n_targets_);
+        for (int k = 0; k < n; ++k) add_leaf<A>(leaf_id_[idx[k]], scores + (r0 + k) * n_targets_);
       }
   }
 }
@@ -264,7 +282,13 @@ void Forest::predict_sparse(const float* x, int64_t rows, int64_t stride, int64_
 void Forest::predict(const float* x, int64_t rows, int64_t stride, int64_t tree_begin, int64_t tree_end, Aggregate agg,
                      double* scores) const {
   auto run = [&]<Aggregate A>() {
-    if (layout_ == Layout::kSparse) return predict_sparse<A>(x, rows, stride, tree_begin, tree_end, scores);
+    if (layout_ == Layout::kSparse) {
+      switch (mode_) {
+        case NodeMode::kLeq: return predict_sparse<NodeMode::kLeq, A>(x, rows, stride, tree_begin, tree_end, scores);
+        case NodeMode::kLt: return predict_sparse<NodeMode::kLt, A>(x, rows, stride, tree_begin, tree_end, scores);
+        default: return predict_sparse<NodeMode::kLeaf, A>(x, rows, stride, tree_begin, tree_end, scores);
+      }
+    }
     switch (mode_) {
       case NodeMode::kLeq: return predict_complete<NodeMode::kLeq, A>(x, rows, stride, tree_begin, tree_end, scores);
       case NodeMode::kLt: return predict_complete<NodeMode::kLt, A>(x, rows, stride, tree_begin, tree_end, scores);

@@ -11,8 +11,9 @@
 //    trees) so several independent loads are in flight at once. Chosen when all
 //    branch nodes share one mode, the depth is <= max_complete_depth and the padded
 //    size stays within max_complete_bytes.
-//  - kSparse: preorder arrays (false child = next node, true child stored), a loop
-//    per row until a leaf; any depth, mixed modes.
+//  - kSparse: preorder arrays (false child = next node, true child stored; a leaf
+//    points to itself), 8 rows walking a tree in lockstep until all reached a leaf;
+//    any depth, mixed modes.
 // Routing: a row goes to the true child when `x MODE threshold`, or when x is NaN
 // and the node's missing value tracks true (a NaN fails every comparison but NEQ).
 #pragma once
@@ -74,7 +75,7 @@ class Forest {
  private:
   template <NodeMode M, Aggregate A>
   void predict_complete(const float* x, int64_t rows, int64_t stride, int64_t t0, int64_t t1, double* scores) const;
-  template <Aggregate A>
+  template <NodeMode M, Aggregate A>
   void predict_sparse(const float* x, int64_t rows, int64_t stride, int64_t t0, int64_t t1, double* scores) const;
   template <Aggregate A>
   void add_leaf(int32_t leaf, double* row_scores) const;
@@ -91,7 +92,8 @@ class Forest {
   // Node arrays (structure of arrays keeps a complete tree's steps to two loads).
   std::vector<float> threshold_;
   std::vector<int32_t> feature_;      // kComplete: feature | missing-true flag in bit 31
-  std::vector<int32_t> true_child_;   // kSparse: absolute index of the true child, or leaf id for leaves
+  std::vector<int32_t> true_child_;   // kSparse: absolute index of the true child; a leaf's own index
+  std::vector<int32_t> leaf_id_;      // kSparse: leaf id of each leaf node (-1 for branches)
   std::vector<uint8_t> mode_flags_;   // kSparse: NodeMode | (missing_true << 7)
   std::vector<int32_t> leaf_slot_;    // kComplete: leaf id of each bottom slot
   // Leaf weights (copied from the spec).
