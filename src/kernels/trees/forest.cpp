@@ -10,7 +10,9 @@ namespace {
 
 constexpr int32_t kMissingBit = int32_t(0x80000000u);  // kComplete: feature word flag
 constexpr int kRowGroup = 8;     // rows traversed in lockstep (independent loads in flight)
-constexpr int64_t kRowBlock = 64;  // rows whose inputs and scores stay in L1 while all trees pass
+// Rows whose inputs stay in L2 (256 KiB) while every tree passes over them once: the trees are
+// streamed once per block, so bigger blocks mean fewer passes over a forest larger than the caches.
+inline int64_t row_block(int64_t stride) { return std::clamp<int64_t>(65536 / std::max<int64_t>(1, stride), 64, 4096); }
 
 template <NodeMode M>
 inline bool compare(float x, float t) {
@@ -119,7 +121,7 @@ Forest Forest::build(const ForestSpec& spec, const ForestLayoutOptions& options)
 
   for (size_t t = 0; t < spec.trees.size(); ++t) {
     const auto& tree = spec.trees[t];
-    f.tree_offset_.push_back(static_cast<int64_t>(f.threshold_.size()));
+    f.tree_offset_.push_back(static_cast<int64_t>(f.layout_ == Layout::kComplete ? f.threshold_.size() : f.nodes_.size()));
     if (f.layout_ == Layout::kComplete) {
       const int d = max_depth;
       const int64_t internal = (int64_t{1} << d) - 1;
@@ -156,15 +158,16 @@ Forest Forest::build(const ForestSpec& spec, const ForestLayoutOptions& options)
       while (!stack.empty()) {
         auto [n, parent] = stack.back();
         stack.pop_back();
-        const int64_t pos = static_cast<int64_t>(f.threshold_.size());
-        if (parent >= 0) f.true_child_[parent] = static_cast<int32_t>(pos);
+        const int64_t pos = static_cast<int64_t>(f.nodes_.size());
+        if (parent >= 0) f.nodes_[parent].true_child = static_cast<int32_t>(pos);
         const TreeNode& node = tree[n];
-        f.threshold_.push_back(node.threshold);
         const bool leaf = node.mode == NodeMode::kLeaf;
-        f.feature_.push_back(leaf ? 0 : node.feature);
-        f.mode_flags_.push_back(static_cast<uint8_t>(static_cast<uint8_t>(node.mode) | (node.missing_true ? 0x80 : 0)));
-        f.true_child_.push_back(leaf ? static_cast<int32_t>(pos) : -1);  // a leaf points to itself (lockstep)
-        f.leaf_id_.push_back(leaf ? node.leaf : -1);
+        SparseNode sn;
+        sn.threshold = node.threshold;
+        sn.feature = leaf ? 0 : node.feature;
+        sn.true_child = leaf ? node.leaf : -1;  // a leaf's slot holds its leaf id
+        sn.flags = static_cast<uint32_t>(static_cast<uint8_t>(node.mode)) | (node.missing_true ? 0x80u : 0u);
+        f.nodes_.push_back(sn);
         if (node.mode == NodeMode::kLeaf) continue;
         stack.push_back({node.true_child, pos});
         stack.push_back({node.false_child, -1});
@@ -175,8 +178,7 @@ Forest Forest::build(const ForestSpec& spec, const ForestLayoutOptions& options)
 }
 
 int64_t Forest::bytes() const {
-  return static_cast<int64_t>(threshold_.size() * 4 + feature_.size() * 4 + true_child_.size() * 4 + mode_flags_.size() +
-                              leaf_id_.size() * 4 +
+  return static_cast<int64_t>(threshold_.size() * 4 + feature_.size() * 4 + nodes_.size() * sizeof(SparseNode) +
                               leaf_slot_.size() * 4 + leaf_begin_.size() * 4 + weight_target_.size() * 4 +
                               weight_value_.size() * 4 + tree_offset_.size() * 20);
 }
@@ -219,8 +221,9 @@ void Forest::predict_complete(const float* x, int64_t rows, int64_t stride, int6
     }
     return;
   }
-  for (int64_t b0 = 0; b0 < rows; b0 += kRowBlock) {
-    const int64_t b1 = std::min(rows, b0 + kRowBlock);
+  const int64_t block = row_block(stride);
+  for (int64_t b0 = 0; b0 < rows; b0 += block) {
+    const int64_t b1 = std::min(rows, b0 + block);
     for (int64_t t = t0; t < t1; ++t) {
       const float* thr = threshold_.data() + tree_offset_[t];
       const int32_t* feat = feature_.data() + tree_offset_[t];
@@ -248,34 +251,43 @@ void Forest::predict_complete(const float* x, int64_t rows, int64_t stride, int6
 template <NodeMode M, Aggregate A>
 void Forest::predict_sparse(const float* x, int64_t rows, int64_t stride, int64_t t0, int64_t t1,
                             double* scores) const {
-  // kRowGroup rows walk a tree in lockstep: a lane that reached its leaf stays there (leaves point
-  // to themselves) until every lane has, so no branch depends on the data.
-  for (int64_t b0 = 0; b0 < rows; b0 += kRowBlock) {
-    const int64_t b1 = std::min(rows, b0 + kRowBlock);
-    for (int64_t t = t0; t < t1; ++t)
-      for (int64_t r0 = b0; r0 < b1; r0 += kRowGroup) {
-        const int n = static_cast<int>(std::min<int64_t>(kRowGroup, b1 - r0));
-        const float* row = x + r0 * stride;
-        int64_t idx[kRowGroup];
-        for (int k = 0; k < kRowGroup; ++k) idx[k] = tree_offset_[t];
-        bool busy = true;
-        while (busy) {
-          busy = false;
-          for (int k = 0; k < n; ++k) {
-            const int64_t i = idx[k];
-            const uint8_t mf = mode_flags_[i];
-            const bool leaf = (mf & 0x7f) == static_cast<uint8_t>(NodeMode::kLeaf);
-            const float v = row[k * stride + feature_[i]];
-            bool tr;
-            if constexpr (M == NodeMode::kLeaf) tr = goes_true(static_cast<NodeMode>(mf & 0x7f), v, threshold_[i], (mf & 0x80) != 0);
-            else tr = compare<M>(v, threshold_[i]) | (((mf & 0x80) != 0) & (v != v));
-            const int64_t next = tr ? true_child_[i] : i + 1;
-            idx[k] = leaf ? i : next;
-            busy = busy || !leaf;
-          }
-        }
-        for (int k = 0; k < n; ++k) add_leaf<A>(leaf_id_[idx[k]], scores + (r0 + k) * n_targets_);
+  // kRowGroup lanes walk a tree, each on its own row; a lane that reaches a leaf adds it and takes
+  // the next row of the block, so several independent paths are always in flight (deep trees of
+  // uneven depth would leave lockstep lanes idle). Per row the trees still add in order.
+  const int64_t block = row_block(stride);
+  for (int64_t b0 = 0; b0 < rows; b0 += block) {
+    const int64_t b1 = std::min(rows, b0 + block);
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t root = tree_offset_[t];
+      int64_t lane_row[kRowGroup], lane_node[kRowGroup];
+      int64_t next_row = b0;
+      int active = 0;
+      for (int k = 0; k < kRowGroup; ++k) {
+        lane_row[k] = next_row < b1 ? next_row++ : -1;
+        lane_node[k] = root;
+        active += lane_row[k] >= 0;
       }
+      while (active > 0) {
+        for (int k = 0; k < kRowGroup; ++k) {
+          if (lane_row[k] < 0) continue;
+          const int64_t i = lane_node[k];
+          const SparseNode& node = nodes_[i];
+          const uint32_t mf = node.flags;
+          if ((mf & 0x7f) == static_cast<uint32_t>(NodeMode::kLeaf)) {
+            add_leaf<A>(node.true_child, scores + lane_row[k] * n_targets_);
+            lane_node[k] = root;
+            lane_row[k] = next_row < b1 ? next_row++ : -1;
+            active -= lane_row[k] < 0;
+            continue;
+          }
+          const float v = x[lane_row[k] * stride + node.feature];
+          bool tr;
+          if constexpr (M == NodeMode::kLeaf) tr = goes_true(static_cast<NodeMode>(mf & 0x7f), v, node.threshold, (mf & 0x80) != 0);
+          else tr = compare<M>(v, node.threshold) | (((mf & 0x80) != 0) & (v != v));
+          lane_node[k] = tr ? node.true_child : i + 1;
+        }
+      }
+    }
   }
 }
 

@@ -11,9 +11,9 @@
 //    trees) so several independent loads are in flight at once. Chosen when all
 //    branch nodes share one mode, the depth is <= max_complete_depth and the padded
 //    size stays within max_complete_bytes.
-//  - kSparse: preorder arrays (false child = next node, true child stored; a leaf
-//    points to itself), 8 rows walking a tree in lockstep until all reached a leaf;
-//    any depth, mixed modes.
+//  - kSparse: preorder arrays (false child = next node, true child stored), 8 lanes
+//    walking a tree on different rows, a lane taking the next row when it reaches a
+//    leaf; any depth, mixed modes.
 // Routing: a row goes to the true child when `x MODE threshold`, or when x is NaN
 // and the node's missing value tracks true (a NaN fails every comparison but NEQ).
 #pragma once
@@ -91,10 +91,15 @@ class Forest {
   std::vector<int64_t> tree_leaf_offset_;  // kComplete: first leaf slot of the tree
   // Node arrays (structure of arrays keeps a complete tree's steps to two loads).
   std::vector<float> threshold_;
-  std::vector<int32_t> feature_;      // kComplete: feature | missing-true flag in bit 31
-  std::vector<int32_t> true_child_;   // kSparse: absolute index of the true child; a leaf's own index
-  std::vector<int32_t> leaf_id_;      // kSparse: leaf id of each leaf node (-1 for branches)
-  std::vector<uint8_t> mode_flags_;   // kSparse: NodeMode | (missing_true << 7)
+  std::vector<int32_t> feature_;      // kComplete: feature | missing-true flag in bit 31 (kComplete only, as threshold_)
+  // kSparse: one 16-byte node per visit (a random walk through a deep tree touches one cache line per step).
+  struct SparseNode {
+    float threshold;
+    int32_t feature;
+    int32_t true_child;  // absolute index of the true child (the false child is the next node); leaves: leaf id
+    uint32_t flags;      // NodeMode | missing-goes-true (0x80)
+  };
+  std::vector<SparseNode> nodes_;
   std::vector<int32_t> leaf_slot_;    // kComplete: leaf id of each bottom slot
   // Leaf weights (copied from the spec).
   std::vector<int32_t> leaf_begin_;
