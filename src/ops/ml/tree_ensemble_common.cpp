@@ -207,9 +207,11 @@ Status ForestRunner::run(ComputeContext& ctx, const FloatMatrix& x, Aggregate ag
   scores.assign(static_cast<size_t>(x.rows * k), init);
   const int64_t trees = forest_.num_trees();
   const int threads = ctx.pool().size();
-  // Few rows: split the trees instead, each part into its own scores, merged in part order.
+  // Few rows: split the trees instead, each part into its own scores, merged in part order; only
+  // when there is enough work to pay for waking a thread (batch 1 x 500 trees is ~10 us serial).
   constexpr int64_t kRowsPerTask = 64;
-  if (threads > 1 && x.rows < kRowsPerTask * threads && trees >= 2 * threads) {
+  constexpr int64_t kMinTreeRowsToSplit = 4096;
+  if (threads > 1 && x.rows < kRowsPerTask * threads && trees >= 2 * threads && x.rows * trees >= kMinTreeRowsToSplit) {
     const int parts = threads;
     std::vector<std::vector<double>> partial(parts, std::vector<double>(scores.size(), init));
     ctx.pool().parallel_for(parts, 1, [&](int64_t b, int64_t e) {
