@@ -55,7 +55,8 @@ Result<std::unique_ptr<Op>> create_ml_FeatureVectorizer(const graph::Node& node,
   GB_ASSIGN_OR_RETURN(a.inputdimensions, ml::attr_ints_or_empty(node, "inputdimensions"));
   if (a.inputdimensions.empty()) return ml::bad_attr("inputdimensions is empty");
   for (int64_t d : a.inputdimensions)
-    if (d < 0) return ml::bad_attr("inputdimensions has a negative entry " + std::to_string(d));
+    if (d < 0 || d > (int64_t{1} << 31))
+      return ml::bad_attr("inputdimensions entry " + std::to_string(d) + " is out of range [0, 2^31]");
   return std::unique_ptr<Op>(new FeatureVectorizerOp(std::move(a)));
 }
 

@@ -33,9 +33,10 @@ class OneHotEncoderOp final : public Op {
       std::fill(py, py + y->numel(), 0.f);
       const T* px = x->data<T>();
       for (int64_t i = 0; i < x->numel(); ++i) {
-        auto it = std::is_floating_point_v<T> && !std::isfinite(static_cast<double>(px[i]))
-                      ? index_.end()
-                      : index_.find(static_cast<int64_t>(px[i]));
+        // A float outside int64's range (or NaN) is no category; casting it would be undefined.
+        const double d = static_cast<double>(px[i]);
+        auto it = std::is_floating_point_v<T> && !(std::fabs(d) < 9.2e18) ? index_.end()
+                                                                          : index_.find(static_cast<int64_t>(px[i]));
         if (it != index_.end()) {
           py[i * k + it->second] = 1.f;
         } else if (a_.zeros == 0) {
