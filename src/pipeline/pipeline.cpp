@@ -57,13 +57,20 @@ Result<Encoded> encode_one(const Pipeline::Impl& p, const PipelineInput& in, siz
   const int64_t len = static_cast<int64_t>(full->size());
   const int64_t max = p.decisions.max_length;
   if (len <= max) return Encoded{std::move(full).value(), 0};
-  if (!p.decisions.truncation)
-    return make_error(ErrorCode::kInvalidArgument,
+  if (!p.decisions.truncation && !in.allow_truncation)
+    return make_error(ErrorCode::kLimitExceeded,
                       "input has " + std::to_string(len) + " tokens, over the model's max_length " + std::to_string(max),
                       "input " + std::to_string(index),
                       "shorten the text, or allow dropping tokens with --truncation longest_first (or \"truncation\" "
                       "in glassbox.json); the response then reports tokens_dropped");
-  opts.truncation = p.decisions.truncation;
+  if (p.decisions.truncation) {
+    opts.truncation = p.decisions.truncation;
+  } else {
+    TruncationPolicy policy;
+    policy.max_length = static_cast<size_t>(max);
+    policy.strategy = TruncationStrategy::kLongestFirst;
+    opts.truncation = policy;
+  }
   auto cut = p.tokenizer.encode(in.text, pair, opts);
   if (!cut.ok()) return std::move(cut).take_error().with_where("input " + std::to_string(index));
   const int64_t kept = static_cast<int64_t>(cut->size());
@@ -271,6 +278,7 @@ Result<std::vector<Classification>> Pipeline::classify(const std::vector<Pipelin
       double sum = 0;
       for (int64_t i = 0; i < n; ++i) sum += e[i] = std::exp(static_cast<double>(row[i]) - mx);
       Classification c;
+      c.logits.assign(row, row + n);
       for (int64_t i = 0; i < n; ++i) c.labels.push_back({labels[i], static_cast<float>(e[i] / sum)});
       std::stable_sort(c.labels.begin(), c.labels.end(), [](const LabelScore& a, const LabelScore& b) { return a.score > b.score; });
       c.labels.resize(std::min<size_t>(c.labels.size(), static_cast<size_t>(std::max(1, top_k))));
@@ -284,7 +292,7 @@ Result<std::vector<Classification>> Pipeline::classify(const std::vector<Pipelin
   return results;
 }
 
-Result<std::vector<Embedding>> Pipeline::embed(const std::vector<PipelineInput>& inputs) const {
+Result<std::vector<Embedding>> Pipeline::embed(const std::vector<PipelineInput>& inputs, std::optional<bool> normalize) const {
   if (impl_->decisions.task != PipelineTask::kEmbed)
     return make_error(ErrorCode::kInvalidArgument, "this model directory is a classification model", impl_->files.dir,
                       "use `glassbox classify`");
@@ -317,7 +325,7 @@ Result<std::vector<Embedding>> Pipeline::embed(const std::vector<PipelineInput>&
         }
         for (int64_t h = 0; h < hidden; ++h) e.vector[h] = static_cast<float>(count > 0 ? acc[h] / count : 0);
       }
-      if (impl_->decisions.normalize) {
+      if (normalize.value_or(impl_->decisions.normalize)) {
         double norm = 0;
         for (float v : e.vector) norm += static_cast<double>(v) * v;
         norm = std::sqrt(norm);

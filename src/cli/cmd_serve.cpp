@@ -1,0 +1,62 @@
+// glassbox serve [MODEL_DIR...] [--model-repository DIR] [--host H] [--port P] [--threads N] ...
+// Every flag is a field of server::ServerOptions (its default and reason: `glassbox explain --serve`).
+#include "cli/serve_config.h"
+
+namespace {
+
+struct ServeArgs {
+  glassbox::server::ServeConfig config;
+  std::string config_file;
+};
+
+template <class T>
+void add_server_flag(CLI::App* cmd, ServeArgs& a, const std::string& flag, const std::string& field, T& target,
+                     const std::string& help) {
+  cmd->add_option_function<T>(flag, [&a, &target, field](const T& v) {
+       target = v;
+       a.config.sources["server." + field] = "flag";
+     }, help + " (default: " + CLI::detail::to_string(target) + "; `glassbox explain --serve` says why)");
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "Serve models over HTTP: KServe v2 / Open Inference Protocol, Triton's repository "
+                                          "API, TEI text routes, OpenAI embeddings (default: the embedded langid model)");
+  auto a = std::make_shared<ServeArgs>();
+  auto& s = a->config.server;
+  cmd->add_option("models", s.model_dirs, "model directories to serve, each under its folder name");
+  add_server_flag(cmd, *a, "--model-repository", "model_repository", s.model_repository,
+                  "folder of models: MODEL/model.onnx or Triton-style MODEL/<version>/model.onnx");
+  add_server_flag(cmd, *a, "--host", "host", s.host, "address to listen on");
+  add_server_flag(cmd, *a, "--port", "port", s.port, "TCP port (0 = a free one, printed at start)");
+  add_server_flag(cmd, *a, "--threads", "threads", s.threads, "compute threads of each engine run (0 = physical cores)");
+  add_server_flag(cmd, *a, "--io-threads", "io_threads", s.io_threads, "HTTP threads");
+  add_server_flag(cmd, *a, "--max-body-bytes", "max_body_bytes", s.max_body_bytes, "request body cap (413 beyond)");
+  add_server_flag(cmd, *a, "--max-header-bytes", "max_header_bytes", s.max_header_bytes, "request header cap (431 beyond)");
+  add_server_flag(cmd, *a, "--max-header-count", "max_header_count", s.max_header_count, "header fields cap (431 beyond)");
+  add_server_flag(cmd, *a, "--header-timeout-ms", "header_timeout_ms", s.header_timeout_ms, "time to send headers / keep-alive idle");
+  add_server_flag(cmd, *a, "--body-timeout-ms", "body_timeout_ms", s.body_timeout_ms, "time to send the body");
+  add_server_flag(cmd, *a, "--drain-timeout", "drain_timeout_s", s.drain_timeout_s, "seconds in-flight requests get after SIGTERM");
+  add_server_flag(cmd, *a, "--max-json-depth", "max_json_depth", s.max_json_depth, "JSON nesting cap");
+  add_server_flag(cmd, *a, "--max-inputs-per-request", "max_inputs_per_request", s.max_inputs_per_request, "OIP tensors per request");
+  add_server_flag(cmd, *a, "--max-texts-per-request", "max_texts_per_request", s.max_texts_per_request, "texts per request");
+  add_server_flag(cmd, *a, "--repository-poll", "repository_poll_s", s.repository_poll_s,
+                  "seconds between scans of the repository for changed models (0 = off)");
+  cmd->add_option("--config", a->config_file, "JSON file {\"server\":{...},\"session\":{...}}; flags win (default: none)");
+  cmd->callback([a] {
+    using namespace glassbox;
+    server::ServeConfig config = a->config;
+    if (!a->config_file.empty()) {
+      server::ServeConfig from_file;
+      cli::apply_serve_config_file("serve", a->config_file, from_file);
+      server::copy_flagged_fields(a->config.server, a->config.sources, from_file.server);
+      for (const auto& [key, source] : a->config.sources) from_file.sources[key] = source;
+      if (!a->config.server.model_dirs.empty()) from_file.server.model_dirs = a->config.server.model_dirs;
+      config = from_file;
+    }
+    auto code = server::serve(config);
+    if (!code.ok()) cli::fail("serve", code.error());
+    if (*code != 0) throw CLI::RuntimeError(*code);
+  });
+}

@@ -1,0 +1,58 @@
+// The HTTP/1.1 front end: an asynchronous listener on Boost.Beast/Asio. Hundreds of idle or
+// slow connections cost a socket and a buffer each, never a thread. Limits are enforced
+// before buffering: header bytes and count (431), Content-Length over the body cap (413,
+// the body is never read), header and body read timeouts (the connection is closed).
+// Knows routes only as one Handler; knows nothing of models.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "glassbox/error.h"
+#include "server/http/http_types.h"
+
+namespace glassbox::server {
+
+struct HttpLimits {
+  int64_t max_body_bytes = 0;
+  int64_t max_header_bytes = 0;
+  int max_header_count = 0;
+  int header_timeout_ms = 0;
+  int body_timeout_ms = 0;
+};
+
+class HttpServer {
+ public:
+  HttpServer(HttpLimits limits, Handler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and listens; returns the bound port (port 0 picks a free one).
+  Result<int> listen(const std::string& host, int port);
+  // Runs the IO threads until stop(); returns when they have finished.
+  void run(int io_threads);
+  // Stops accepting new connections; open ones keep being served.
+  void stop_accepting();
+  // From now on every response carries Connection: close (draining: clients reconnect elsewhere).
+  void close_after_responses();
+  // Requests whose handler was called and whose response is not yet written.
+  int64_t in_flight() const;
+  // Posts `fn` to run on an IO thread (signals, timers of the server's lifecycle).
+  void post(std::function<void()> fn);
+  // Runs fn after `ms` milliseconds on an IO thread.
+  void after(int ms, std::function<void()> fn);
+  // Ends run(): open connections are closed.
+  void stop();
+  // Calls fn(signal) on SIGTERM / SIGINT, on an IO thread.
+  void on_signal(std::function<void(int)> fn);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace glassbox::server

@@ -1,0 +1,71 @@
+// What the HTTP front end hands to routes and gets back: plain structs, no Beast types,
+// so routes and codecs can be tested and fuzzed without sockets.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace glassbox::server {
+
+struct HttpRequest {
+  std::string method;   // "GET", "POST", ...
+  std::string path;     // decoded target without the query, e.g. "/v2/models/langid/infer"
+  std::string query;    // after '?', undecoded
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-case
+  std::string body;
+  // Set when the client closed its connection before the response: work not yet
+  // started is dropped, nothing else is affected.
+  std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+
+  std::optional<std::string_view> header(std::string_view lower_name) const {
+    for (const auto& [k, v] : headers)
+      if (k == lower_name) return std::string_view(v);
+    return std::nullopt;
+  }
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  bool close = false;  // send Connection: close and close after writing
+};
+
+// Delivers a request's response exactly once, from any thread. A Responder dropped
+// without being called answers 500, so no accepted request is left hanging.
+class Responder {
+ public:
+  using Sink = std::function<void(HttpResponse)>;
+  explicit Responder(Sink sink) : state_(std::make_shared<State>(std::move(sink))) {}
+  void operator()(HttpResponse response) const { state_->send(std::move(response)); }
+  bool sent() const { return state_->sent.load(); }
+
+ private:
+  struct State {
+    explicit State(Sink s) : sink(std::move(s)) {}
+    ~State();
+    void send(HttpResponse r) {
+      if (!sent.exchange(true)) sink(std::move(r));
+    }
+    Sink sink;
+    std::atomic<bool> sent{false};
+  };
+  std::shared_ptr<State> state_;
+};
+
+using Handler = std::function<void(HttpRequest&&, Responder)>;
+
+// {"error": message} with the status; message must not contain internal paths.
+HttpResponse json_error(int status, const std::string& message);
+
+// Percent-decodes a path; nullopt on a malformed escape or a decoded NUL.
+std::optional<std::string> percent_decode(std::string_view in);
+
+}  // namespace glassbox::server

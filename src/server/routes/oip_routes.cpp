@@ -1,0 +1,308 @@
+// Open Inference Protocol (KServe v2) REST: server and model metadata, health, readiness,
+// infer (tensor models, and text models through a BYTES input named "text"), explain.
+#include <algorithm>
+
+#include "server/codec/oip_codec.h"
+#include "server/routes/router.h"
+
+namespace glassbox::server {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson specs_json(const std::vector<OipSpec>& specs) {
+  ojson a = ojson::array();
+  for (const auto& s : specs) a.push_back({{"name", s.name}, {"datatype", s.datatype}, {"shape", s.shape}});
+  return a;
+}
+
+HttpResponse model_metadata(const LoadedModel& m) {
+  ojson j;
+  j["name"] = m.name;
+  j["versions"] = {m.version};
+  j["platform"] = "onnx_onnxv1";
+  j["inputs"] = specs_json(m.inputs);
+  j["outputs"] = specs_json(m.outputs);
+  return json_response(200, j);
+}
+
+// Which outputs to send, in order, and whether each goes in the binary section.
+Result<std::pair<std::vector<OipTensor>, std::vector<bool>>> select_outputs(std::vector<OipTensor> all, const InferRequest& req) {
+  std::vector<bool> binary;
+  if (req.outputs.empty()) {
+    binary.assign(all.size(), req.binary_output_default);
+    return std::make_pair(std::move(all), std::move(binary));
+  }
+  std::vector<OipTensor> picked;
+  for (const auto& want : req.outputs) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const OipTensor& t) { return t.name == want.name; });
+    if (it == all.end())
+      return make_error(ErrorCode::kInvalidArgument, "the model has no output '" + want.name + "'", "outputs",
+                        "GET /v2/models/{name} lists the outputs");
+    picked.push_back(*it);
+    binary.push_back(want.binary);
+  }
+  return std::make_pair(std::move(picked), std::move(binary));
+}
+
+void answer(const Responder& respond, const LoadedModel& m, const InferRequest& req, std::vector<OipTensor> outs,
+            const nlohmann::json& parameters, int64_t dropped) {
+  auto picked = select_outputs(std::move(outs), req);
+  if (!picked.ok()) return respond(error_response(picked.error(), nullptr));
+  auto r = encode_infer_response(m.name, m.version, req.id, parameters, picked->first, picked->second);
+  if (!r.ok()) return respond(error_response(r.error(), nullptr));
+  add_truncation_header(*r, dropped);
+  respond(std::move(r).value());
+}
+
+Status check_outputs_exist(const LoadedModel& m, const InferRequest& req) {
+  for (const auto& o : req.outputs) {
+    const bool known = std::any_of(m.outputs.begin(), m.outputs.end(), [&](const OipSpec& s) { return s.name == o.name; });
+    if (!known)
+      return make_error(ErrorCode::kInvalidArgument, "the model has no output '" + o.name + "'", "outputs",
+                        "GET /v2/models/" + m.name + " lists the outputs");
+  }
+  return {};
+}
+
+// Text models: BYTES "text" [N] (optional "text_pair" [N]) -> logits/label/score or embedding.
+Result<std::vector<PipelineInput>> text_inputs(const InferRequest& req, const ServerOptions& options) {
+  const OipTensor* text = nullptr;
+  const OipTensor* pair = nullptr;
+  for (const auto& t : req.inputs) {
+    if (t.name == "text") text = &t;
+    else if (t.name == "text_pair") pair = &t;
+    else
+      return make_error(ErrorCode::kInvalidArgument, "text models take inputs 'text' and 'text_pair', not '" + t.name + "'",
+                        "inputs");
+  }
+  if (!text) return make_error(ErrorCode::kInvalidArgument, "missing input 'text' (BYTES, shape [N])", "inputs");
+  for (const OipTensor* t : {text, pair}) {
+    if (!t) continue;
+    if (t->datatype != "BYTES")
+      return make_error(ErrorCode::kInvalidArgument, "input '" + t->name + "' is " + t->datatype + ", not BYTES", "inputs");
+    const bool shape_ok = t->shape.size() == 1 || (t->shape.size() == 2 && t->shape[1] == 1);
+    if (!shape_ok)
+      return make_error(ErrorCode::kInvalidArgument, "input '" + t->name + "' has shape " + shape_to_string(t->shape) +
+                                                         ", not [N] (or [N, 1])", "inputs");
+  }
+  if (pair && pair->bytes.size() != text->bytes.size())
+    return make_error(ErrorCode::kInvalidArgument, "'text_pair' has " + std::to_string(pair->bytes.size()) +
+                                                       " elements but 'text' has " + std::to_string(text->bytes.size()), "inputs");
+  if (text->bytes.empty()) return make_error(ErrorCode::kInvalidArgument, "input 'text' has no elements", "inputs");
+  if (static_cast<int64_t>(text->bytes.size()) > options.max_texts_per_request)
+    return make_error(ErrorCode::kInvalidArgument,
+                      std::to_string(text->bytes.size()) + " texts, over the server's max_texts_per_request (" +
+                          std::to_string(options.max_texts_per_request) + ")", "inputs");
+  bool truncate = false;
+  if (auto it = req.parameters.find("truncate"); it != req.parameters.end()) {
+    if (!it->is_boolean()) return make_error(ErrorCode::kInvalidArgument, "parameters.truncate must be true or false", "parameters");
+    truncate = it->get<bool>();
+  }
+  std::vector<PipelineInput> out;
+  for (size_t i = 0; i < text->bytes.size(); ++i) {
+    if (!valid_utf8(text->bytes[i]) || (pair && !valid_utf8(pair->bytes[i])))
+      return make_error(ErrorCode::kInvalidArgument, "text " + std::to_string(i) + " is not valid UTF-8", "inputs");
+    PipelineInput in{text->bytes[i], std::nullopt, truncate};
+    if (pair) in.pair = pair->bytes[i];
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+// Allocation of a small output cannot fail but for a bad shape, which these are not.
+Tensor float_tensor(Shape shape) { return Tensor::allocate(DataType::kFloat32, std::move(shape)).value(); }
+
+std::vector<OipTensor> text_outputs(const LoadedModel& m, const TextResults& r, int64_t& dropped) {
+  std::vector<OipTensor> outs;
+  const int64_t n = static_cast<int64_t>(std::max(r.classes.size(), r.embeddings.size()));
+  dropped = 0;
+  if (m.is_classifier()) {
+    const int64_t c = static_cast<int64_t>(m.pipeline->decisions().labels.size());
+    OipTensor logits{"logits", "FP32", {n, c}, float_tensor({n, c}), {}};
+    OipTensor label{"label", "BYTES", {n}, {}, {}};
+    OipTensor score{"score", "FP32", {n}, float_tensor({n}), {}};
+    for (int64_t i = 0; i < n; ++i) {
+      const auto& cl = r.classes[i];
+      std::copy(cl.logits.begin(), cl.logits.end(), logits.tensor.mutable_data<float>() + i * c);
+      label.bytes.push_back(cl.labels.front().label);
+      score.tensor.mutable_data<float>()[i] = cl.labels.front().score;
+      dropped += cl.tokens_dropped;
+    }
+    outs.push_back(std::move(logits));
+    outs.push_back(std::move(label));
+    outs.push_back(std::move(score));
+  } else {
+    const int64_t h = n ? static_cast<int64_t>(r.embeddings[0].vector.size()) : 0;
+    OipTensor emb{"embedding", "FP32", {n, h}, float_tensor({n, h}), {}};
+    for (int64_t i = 0; i < n; ++i) {
+      std::copy(r.embeddings[i].vector.begin(), r.embeddings[i].vector.end(), emb.tensor.mutable_data<float>() + i * h);
+      dropped += r.embeddings[i].tokens_dropped;
+    }
+    outs.push_back(std::move(emb));
+  }
+  return outs;
+}
+
+// A text over the limit: name the count and limit (pipeline message) and the request field.
+HttpResponse text_error(const Error& e, const LoadedModel& m, const char* truncate_field) {
+  if (e.code != ErrorCode::kLimitExceeded) return error_response(e, &m);
+  Error x = e;
+  x.fix = std::string("send ") + truncate_field + " to drop the tokens past the limit (the response reports how many), or shorten the text";
+  return json_error(413, client_message(x, m));
+}
+
+void infer_text(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferRequest req, const Responder& respond,
+                std::shared_ptr<std::atomic<bool>> cancelled) {
+  auto inputs = text_inputs(req, ctx.options);
+  if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
+  if (Status st = check_outputs_exist(*m, req); !st.ok()) return respond(error_response(st.error(), nullptr));
+  std::optional<bool> normalize;
+  if (auto it = req.parameters.find("normalize"); it != req.parameters.end() && it->is_boolean()) normalize = it->get<bool>();
+  TextJob job;
+  job.task = m->pipeline->decisions().task;
+  job.inputs = std::move(inputs).value();
+  job.normalize = normalize;
+  auto shared_req = std::make_shared<InferRequest>(std::move(req));
+  job.done = [respond, m, shared_req](Result<TextResults> r) {
+    if (!r.ok()) return respond(text_error(r.error(), *m, "parameters.truncate: true"));
+    int64_t dropped = 0;
+    auto outs = text_outputs(*m, *r, dropped);
+    nlohmann::json params = nlohmann::json::object();
+    if (dropped > 0) params["tokens_dropped"] = dropped;
+    answer(respond, *m, *shared_req, std::move(outs), params, dropped);
+  };
+  WorkItem item = make_work(m, std::move(job), std::move(cancelled));
+  submit_work(ctx, std::move(item), respond);
+}
+
+Result<std::vector<NamedTensor>> tensor_feeds(const LoadedModel& m, InferRequest& req) {
+  std::vector<NamedTensor> feeds;
+  const auto& specs = m.session->inputs();
+  for (auto& t : req.inputs) {
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == t.name; });
+    if (spec == specs.end()) return make_error(ErrorCode::kInvalidArgument, "the model has no input '" + t.name + "'", "inputs");
+    if (oip_datatype(t.datatype) != spec->dtype)
+      return make_error(ErrorCode::kInvalidArgument,
+                        "input '" + t.name + "' is " + t.datatype + " but the model declares " + oip_datatype_name(spec->dtype),
+                        "inputs");
+    if (t.datatype == "BYTES")
+      return make_error(ErrorCode::kUnsupported, "BYTES tensors are not supported by the engine", "inputs '" + t.name + "'");
+    if (spec->has_shape) {
+      bool ok = spec->dims.size() == t.shape.size();
+      for (size_t d = 0; ok && d < t.shape.size(); ++d) ok = spec->dims[d] < 0 || spec->dims[d] == t.shape[d];
+      if (!ok) {
+        Shape declared(spec->dims.begin(), spec->dims.end());
+        return make_error(ErrorCode::kInvalidArgument,
+                          "input '" + t.name + "' has shape " + shape_to_string(t.shape) + " but the model declares " +
+                              shape_to_string(declared) + " (-1 = any)", "inputs");
+      }
+    }
+    feeds.push_back({t.name, std::move(t.tensor)});
+  }
+  for (const auto& s : specs) {
+    const bool given = std::any_of(feeds.begin(), feeds.end(), [&](const NamedTensor& f) { return f.name == s.name; });
+    if (!given) return make_error(ErrorCode::kInvalidArgument, "missing input '" + s.name + "'", "inputs");
+  }
+  return feeds;
+}
+
+void infer_tensor(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferRequest req, const Responder& respond,
+                  std::shared_ptr<std::atomic<bool>> cancelled) {
+  auto feeds = tensor_feeds(*m, req);
+  if (!feeds.ok()) return respond(error_response(feeds.error(), nullptr));
+  if (Status st = check_outputs_exist(*m, req); !st.ok()) return respond(error_response(st.error(), nullptr));
+  TensorJob job;
+  job.feeds = std::move(feeds).value();
+  auto shared_req = std::make_shared<InferRequest>(std::move(req));
+  job.done = [respond, m, shared_req](Result<std::vector<NamedTensor>> r) {
+    if (!r.ok()) return respond(error_response(r.error(), m.get()));
+    std::vector<OipTensor> outs;
+    for (auto& o : *r) {
+      OipTensor t{o.name, oip_datatype_name(o.tensor.dtype()), o.tensor.shape(), std::move(o.tensor), {}};
+      outs.push_back(std::move(t));
+    }
+    answer(respond, *m, *shared_req, std::move(outs), nlohmann::json::object(), 0);
+  };
+  WorkItem item = make_work(m, std::move(job), std::move(cancelled));
+  submit_work(ctx, std::move(item), respond);
+}
+
+void infer(ServerContext& ctx, HttpRequest&& http, std::shared_ptr<const LoadedModel> m, const Responder& respond) {
+  if (ctx.draining.load()) {
+    HttpResponse r = json_error(503, "server is shutting down: no new work is admitted");
+    r.close = true;
+    return respond(std::move(r));
+  }
+  OipLimits limits;
+  limits.max_json_depth = ctx.options.max_json_depth;
+  limits.max_tensors = ctx.options.max_inputs_per_request;
+  auto req = parse_infer_request(http, limits);
+  if (!req.ok()) return respond(error_response(req.error(), nullptr));
+  if (m->kind == ModelKind::kText) return infer_text(ctx, std::move(m), std::move(req).value(), respond, http.cancelled);
+  infer_tensor(ctx, std::move(m), std::move(req).value(), respond, http.cancelled);
+}
+
+HttpResponse server_metadata() {
+  ojson j;
+  j["name"] = "glassbox";
+  j["version"] = "0.1.0";
+  j["extensions"] = {"binary_tensor_data", "model_repository", "glassbox_explain"};
+  return json_response(200, j);
+}
+
+void model_route(ServerContext& ctx, HttpRequest&& req, const std::vector<std::string>& parts, const Responder& respond) {
+  // parts: v2 models NAME [versions V] [ready|infer|explain]
+  const std::string& name = parts[2];
+  std::string version, action;
+  size_t at = 3;
+  if (parts.size() > at && parts[at] == "versions") {
+    if (parts.size() <= at + 1) return respond(json_error(404, "no route: a version is missing after /versions"));
+    version = parts[at + 1];
+    at += 2;
+  }
+  if (parts.size() > at) action = parts[at++];
+  if (parts.size() > at) return respond(json_error(404, "no route for this path"));
+  const bool get = req.method == "GET", post = req.method == "POST";
+  const bool known_action = action.empty() || action == "ready" || action == "infer" || action == "explain";
+  if (!known_action) return respond(json_error(404, "no route for this path"));
+  if ((action == "infer" && !post) || (action != "infer" && !get))
+    return respond(json_error(405, "method " + req.method + " is not allowed here"));
+  if (!valid_model_name(name)) return respond(json_error(400, "invalid model name"));
+  ModelLookup look = ctx.repository.get(name, version);
+  if (action == "ready") {
+    if (look.status == 404) return respond(json_error(404, look.message));
+    const bool ready = look.model != nullptr && !ctx.draining.load();
+    return respond(json_response(ready ? 200 : 503, ojson{{"name", name}, {"ready", ready}}));
+  }
+  if (!look.model) return respond(json_error(look.status, look.message));
+  if (action.empty()) return respond(model_metadata(*look.model));
+  if (action == "explain") {
+    ojson j;
+    j["name"] = look.model->name;
+    j["version"] = look.model->version;
+    j["model"] = look.model->explain;
+    j["server"] = ctx.server_explain;
+    return respond(json_response(200, j));
+  }
+  infer(ctx, std::move(req), std::move(look.model), respond);
+}
+
+}  // namespace
+
+void route_oip(ServerContext& ctx, HttpRequest&& req, const std::vector<std::string>& parts, Responder respond) {
+  if (parts.size() == 1) {
+    if (req.method != "GET") return respond(json_error(405, "method " + req.method + " is not allowed here"));
+    return respond(server_metadata());
+  }
+  if (parts.size() == 3 && parts[1] == "health" && (parts[2] == "live" || parts[2] == "ready")) {
+    if (req.method != "GET") return respond(json_error(405, "method " + req.method + " is not allowed here"));
+    if (parts[2] == "live") return respond(json_response(200, ojson{{"live", true}}));
+    const bool ready = !ctx.draining.load() && ctx.repository.ready();
+    return respond(json_response(ready ? 200 : 503, ojson{{"ready", ready}}));
+  }
+  if (parts.size() >= 3 && parts[1] == "models") return model_route(ctx, std::move(req), parts, respond);
+  respond(json_error(404, "no route for " + req.method + " " + req.path.substr(0, 200)));
+}
+
+}  // namespace glassbox::server

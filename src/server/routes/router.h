@@ -1,0 +1,61 @@
+// Routing: one function per protocol family, chosen by path. Handlers parse and validate,
+// then submit work to the scheduler and answer from its completion: they never call a
+// session or pipeline directly.
+#pragma once
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "server/http/http_types.h"
+#include "server/repository/repository.h"
+#include "server/scheduler/scheduler.h"
+#include "server/server_options.h"
+
+namespace glassbox::server {
+
+struct ServerContext {
+  const ServerOptions& options;
+  ModelRepository& repository;
+  Scheduler& scheduler;
+  std::atomic<bool>& draining;
+  nlohmann::ordered_json server_explain;  // the server's options, as `explain --serve` prints them
+};
+
+void route(ServerContext& ctx, HttpRequest&& req, Responder respond);
+
+// --- shared by the protocol files ---
+std::vector<std::string> split_path(const std::string& path);
+HttpResponse json_response(int status, const nlohmann::ordered_json& body);
+HttpResponse json_response(int status, const nlohmann::json& body);
+// Status for an error of the given code (400, 404, 413, 500).
+int http_status(ErrorCode code);
+HttpResponse error_response(const Error& e, const LoadedModel* model);
+// A work item with no deadline, answering its refusal through the responder of submit_work.
+template <class Job>
+WorkItem make_work(std::shared_ptr<const LoadedModel> model, Job job, std::shared_ptr<std::atomic<bool>> cancelled) {
+  WorkItem w;
+  w.model = std::move(model);
+  w.job = std::move(job);
+  w.cancelled = std::move(cancelled);
+  return w;
+}
+// Submits the item; a refusal (queue full, draining) is answered at once.
+void submit_work(ServerContext& ctx, WorkItem item, const Responder& respond);
+// The reject callback of a work item: answers with the status.
+std::function<void(int, const std::string&)> reject_with(const Responder& respond);
+// True if the bytes are valid UTF-8 (no overlongs, no surrogates).
+bool valid_utf8(std::string_view s);
+// Texts of a TEI/OpenAI "inputs"/"input" field: a string or an array of strings.
+Result<std::vector<PipelineInput>> parse_texts(const nlohmann::json& value, const char* field, const ServerOptions& options);
+// "X-Glassbox-Tokens-Dropped" when a declared or requested truncation dropped tokens.
+void add_truncation_header(HttpResponse& r, int64_t dropped);
+
+// Protocol families (each in its own file).
+void route_oip(ServerContext& ctx, HttpRequest&& req, const std::vector<std::string>& parts, Responder respond);
+void route_repository(ServerContext& ctx, HttpRequest&& req, const std::vector<std::string>& parts, Responder respond);
+void route_tei(ServerContext& ctx, HttpRequest&& req, const std::string& name, Responder respond);
+void route_openai(ServerContext& ctx, HttpRequest&& req, Responder respond);
+
+}  // namespace glassbox::server

@@ -1,0 +1,259 @@
+// Hugging Face text-embeddings-inference routes: /embed, /predict, /tokenize, /decode,
+// /info, /health. With several models, the body field "model" picks one; otherwise the one
+// text model of the route's kind serves.
+#include <algorithm>
+
+#include "server/codec/json_body.h"
+#include "server/routes/router.h"
+
+namespace glassbox::server {
+namespace {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+ModelLookup pick_model(ServerContext& ctx, const json& body, std::optional<PipelineTask> task) {
+  auto name = optional_string(body, "model");
+  if (!name.ok()) return {nullptr, 400, name.error().what};
+  if (*name) {
+    if (!valid_model_name(**name)) return {nullptr, 400, "invalid model name"};
+    ModelLookup l = ctx.repository.get(**name);
+    if (l.model && !l.model->pipeline) return {nullptr, 400, "model '" + **name + "' is not a text model (no tokenizer.json)"};
+    return l;
+  }
+  if (task) return ctx.repository.default_text_model(*task);
+  ModelLookup cls = ctx.repository.default_text_model(PipelineTask::kClassify);
+  if (cls.model) return cls;
+  return ctx.repository.default_text_model(PipelineTask::kEmbed);
+}
+
+HttpResponse overlong(const Error& e, const LoadedModel& m) {
+  if (e.code != ErrorCode::kLimitExceeded) return error_response(e, &m);
+  Error x = e;
+  x.fix = "send \"truncate\": true to drop the tokens past the limit (the response reports how many), or shorten the text";
+  return json_error(413, client_message(x, m));
+}
+
+// "inputs" of /predict: a string, a list of strings, or a list of [text, pair] lists.
+Result<std::vector<PipelineInput>> predict_inputs(const json& v, const ServerOptions& o) {
+  if (v.is_array() && !v.empty() && v[0].is_array()) {
+    if (static_cast<int64_t>(v.size()) > o.max_texts_per_request)
+      return make_error(ErrorCode::kInvalidArgument, "too many inputs, over the server's max_texts_per_request", "body: \"inputs\"");
+    std::vector<PipelineInput> out;
+    for (const auto& p : v) {
+      if (!p.is_array() || p.size() != 2 || !p[0].is_string() || !p[1].is_string())
+        return make_error(ErrorCode::kInvalidArgument, "a pair must be [text, text_pair]", "body: \"inputs\"");
+      out.push_back({p[0].get<std::string>(), p[1].get<std::string>()});
+    }
+    return out;
+  }
+  return parse_texts(v, "inputs", o);
+}
+
+Result<bool> read_truncate(const json& body) {
+  GB_ASSIGN_OR_RETURN(auto t, optional_bool(body, "truncate"));
+  return t.value_or(false);
+}
+
+void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& respond, PipelineTask task) {
+  auto body = parse_json_body(req.body, ctx.options.max_json_depth);
+  if (!body.ok()) return respond(error_response(body.error(), nullptr));
+  ModelLookup look = pick_model(ctx, *body, task);
+  if (!look.model) return respond(json_error(look.status, look.message));
+  if (look.model->pipeline->decisions().task != task)
+    return respond(json_error(400, "model '" + look.model->name + "' is " +
+                                       (task == PipelineTask::kEmbed ? "a classification model: use /predict" : "an embedding model: use /embed")));
+  if (!body->contains("inputs")) return respond(json_error(400, "body has no \"inputs\""));
+  auto inputs = task == PipelineTask::kEmbed ? parse_texts((*body)["inputs"], "inputs", ctx.options)
+                                             : predict_inputs((*body)["inputs"], ctx.options);
+  if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
+  auto truncate = read_truncate(*body);
+  if (!truncate.ok()) return respond(error_response(truncate.error(), nullptr));
+  for (auto& in : *inputs) in.allow_truncation = *truncate;
+  TextJob job;
+  job.task = task;
+  job.inputs = std::move(inputs).value();
+  const bool single = (*body)["inputs"].is_string();
+  auto m = look.model;
+  if (task == PipelineTask::kEmbed) {
+    auto normalize = optional_bool(*body, "normalize");
+    if (!normalize.ok()) return respond(error_response(normalize.error(), nullptr));
+    job.normalize = *normalize;
+    job.done = [respond, m](Result<TextResults> r) {
+      if (!r.ok()) return respond(overlong(r.error(), *m));
+      json out = json::array();
+      int64_t dropped = 0;
+      for (const auto& e : r->embeddings) {
+        out.push_back(e.vector);
+        dropped += e.tokens_dropped;
+      }
+      HttpResponse res = json_response(200, out);
+      add_truncation_header(res, dropped);
+      respond(std::move(res));
+    };
+  } else {
+    auto top_k = optional_int(*body, "top_k");
+    auto raw = optional_bool(*body, "raw_scores");
+    if (!top_k.ok()) return respond(error_response(top_k.error(), nullptr));
+    if (!raw.ok()) return respond(error_response(raw.error(), nullptr));
+    const int64_t k = top_k->value_or(1);
+    if (k < 1) return respond(json_error(400, "\"top_k\" must be at least 1"));
+    const bool raw_scores = raw->value_or(false);
+    job.done = [respond, m, k, raw_scores, single](Result<TextResults> r) {
+      if (!r.ok()) return respond(overlong(r.error(), *m));
+      const auto& labels = m->pipeline->decisions().labels;
+      json out = json::array();
+      int64_t dropped = 0;
+      for (const auto& c : r->classes) {
+        json entries = json::array();
+        for (size_t i = 0; i < c.labels.size() && static_cast<int64_t>(i) < k; ++i) {
+          float score = c.labels[i].score;
+          if (raw_scores) {
+            const auto at = std::find(labels.begin(), labels.end(), c.labels[i].label) - labels.begin();
+            score = c.logits[static_cast<size_t>(at)];
+          }
+          entries.push_back({{"label", c.labels[i].label}, {"score", score}});
+        }
+        out.push_back(std::move(entries));
+        dropped += c.tokens_dropped;
+      }
+      HttpResponse res = json_response(200, single ? out[0] : out);
+      add_truncation_header(res, dropped);
+      respond(std::move(res));
+    };
+  }
+  WorkItem item = make_work(m, std::move(job), req.cancelled);
+  submit_work(ctx, std::move(item), respond);
+}
+
+json tokens_json(const Encoding& e, const std::string& text) {
+  json out = json::array();
+  for (size_t i = 0; i < e.size(); ++i) {
+    const bool special = e.special_tokens_mask[i] != 0;
+    const auto [start, stop] = e.offsets[i];
+    json t = {{"id", e.ids[i]}, {"text", special || stop > text.size() ? e.tokens[i] : text.substr(start, stop - start)},
+              {"special", special}, {"start", start}, {"stop", stop}};
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+void tokenize(ServerContext& ctx, const HttpRequest& req, const Responder& respond) {
+  auto body = parse_json_body(req.body, ctx.options.max_json_depth);
+  if (!body.ok()) return respond(error_response(body.error(), nullptr));
+  ModelLookup look = pick_model(ctx, *body, std::nullopt);
+  if (!look.model) return respond(json_error(look.status, look.message));
+  if (!body->contains("inputs")) return respond(json_error(400, "body has no \"inputs\""));
+  auto inputs = parse_texts((*body)["inputs"], "inputs", ctx.options);
+  if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
+  auto special = optional_bool(*body, "add_special_tokens");
+  if (!special.ok()) return respond(error_response(special.error(), nullptr));
+  auto m = look.model;
+  const bool add_special = special->value_or(true);
+  auto texts = std::make_shared<std::vector<PipelineInput>>(std::move(inputs).value());
+  TaskJob job{[respond, m, texts, add_special] {
+    EncodeOptions opts;
+    opts.add_special_tokens = add_special;
+    opts.truncation_from_file = false;  // tokenize reports every token, as TEI does
+    opts.padding_from_file = false;
+    opts.offsets = OffsetUnit::kBytes;  // start/stop index the UTF-8 bytes of the text, as TEI's do
+    json out = json::array();
+    for (size_t i = 0; i < texts->size(); ++i) {
+      auto e = m->pipeline->tokenizer().encode((*texts)[i].text, std::nullopt, opts);
+      if (!e.ok()) return respond(error_response(std::move(e).take_error().with_where("input " + std::to_string(i)), m.get()));
+      out.push_back(tokens_json(*e, (*texts)[i].text));
+    }
+    respond(json_response(200, out));
+  }};
+  WorkItem item = make_work(m, std::move(job), req.cancelled);
+  submit_work(ctx, std::move(item), respond);
+}
+
+Result<std::vector<uint32_t>> ids_of(const json& v) {
+  if (!v.is_array()) return make_error(ErrorCode::kInvalidArgument, "ids must be a list of integers", "body: \"ids\"");
+  std::vector<uint32_t> ids;
+  for (const auto& x : v) {
+    if (!x.is_number_unsigned() || x.get<uint64_t>() > UINT32_MAX)
+      return make_error(ErrorCode::kInvalidArgument, "ids must be non-negative integers", "body: \"ids\"");
+    ids.push_back(static_cast<uint32_t>(x.get<uint64_t>()));
+  }
+  return ids;
+}
+
+void decode(ServerContext& ctx, const HttpRequest& req, const Responder& respond) {
+  auto body = parse_json_body(req.body, ctx.options.max_json_depth);
+  if (!body.ok()) return respond(error_response(body.error(), nullptr));
+  ModelLookup look = pick_model(ctx, *body, std::nullopt);
+  if (!look.model) return respond(json_error(look.status, look.message));
+  if (!body->contains("ids")) return respond(json_error(400, "body has no \"ids\""));
+  const json& v = (*body)["ids"];
+  const bool batch = v.is_array() && !v.empty() && v[0].is_array();
+  std::vector<std::vector<uint32_t>> lists;
+  for (const json& one : batch ? v : json::array({v})) {
+    auto ids = ids_of(one);
+    if (!ids.ok()) return respond(error_response(ids.error(), nullptr));
+    lists.push_back(std::move(ids).value());
+  }
+  auto skip = optional_bool(*body, "skip_special_tokens");
+  if (!skip.ok()) return respond(error_response(skip.error(), nullptr));
+  auto m = look.model;
+  const bool skip_special = skip->value_or(true);
+  auto shared = std::make_shared<std::vector<std::vector<uint32_t>>>(std::move(lists));
+  TaskJob job{[respond, m, shared, skip_special, batch] {
+    json out = json::array();
+    for (const auto& ids : *shared) {
+      auto text = m->pipeline->tokenizer().decode(ids, skip_special);
+      if (!text.ok()) return respond(error_response(text.error(), m.get()));
+      out.push_back(*text);
+    }
+    respond(json_response(200, batch ? out : out[0]));
+  }};
+  WorkItem item = make_work(m, std::move(job), req.cancelled);
+  submit_work(ctx, std::move(item), respond);
+}
+
+HttpResponse info(ServerContext& ctx) {
+  ModelLookup look = ctx.repository.default_text_model(PipelineTask::kClassify);
+  if (!look.model) look = ctx.repository.default_text_model(PipelineTask::kEmbed);
+  if (!look.model) return json_error(look.status, look.message);
+  const auto& d = look.model->pipeline->decisions();
+  ojson j;
+  j["model_id"] = look.model->name;
+  j["model_sha"] = nullptr;
+  j["model_dtype"] = "float32";
+  if (d.task == PipelineTask::kClassify) {
+    ojson id2label = ojson::object();
+    for (size_t i = 0; i < d.labels.size(); ++i) id2label[std::to_string(i)] = d.labels[i];
+    j["model_type"] = {{"classifier", {{"id2label", id2label}}}};
+  } else {
+    const char* pooling = d.pooling == Pooling::kCls ? "cls" : d.pooling == Pooling::kMean ? "mean" : "none";
+    j["model_type"] = {{"embedding", {{"pooling", pooling}}}};
+  }
+  j["max_input_length"] = d.max_length;
+  j["max_client_batch_size"] = ctx.options.max_texts_per_request;
+  j["auto_truncate"] = d.truncation.has_value();
+  j["version"] = "glassbox 0.1.0";
+  return json_response(200, j);
+}
+
+}  // namespace
+
+void route_tei(ServerContext& ctx, HttpRequest&& req, const std::string& name, Responder respond) {
+  const bool post = req.method == "POST", get = req.method == "GET";
+  const bool is_post_route = name == "embed" || name == "predict" || name == "tokenize" || name == "decode";
+  const bool is_get_route = name == "info" || name == "health";
+  if (!is_post_route && !is_get_route) return respond(json_error(404, "no route for " + req.method + " /" + name.substr(0, 200)));
+  if ((is_post_route && !post) || (is_get_route && !get))
+    return respond(json_error(405, "method " + req.method + " is not allowed on /" + name));
+  if (name == "health") {
+    const bool ok = !ctx.draining.load() && ctx.repository.ready();
+    return respond(ok ? json_response(200, json::object()) : json_error(503, "not ready"));
+  }
+  if (name == "info") return respond(info(ctx));
+  if (name == "embed") return text_task(ctx, req, respond, PipelineTask::kEmbed);
+  if (name == "predict") return text_task(ctx, req, respond, PipelineTask::kClassify);
+  if (name == "tokenize") return tokenize(ctx, req, respond);
+  decode(ctx, req, respond);
+}
+
+}  // namespace glassbox::server

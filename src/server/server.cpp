@@ -1,0 +1,100 @@
+#include "server/server.h"
+
+#include <unistd.h>
+
+#include <csignal>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+
+#include "glassbox/pipeline.h"
+#include "server/http/http_server.h"
+#include "server/log.h"
+#include "server/repository/repository.h"
+#include "server/routes/router.h"
+#include "server/scheduler/scheduler.h"
+
+namespace glassbox::server {
+namespace {
+
+// Checks the drain every 20 ms: cheap, and a drained server exits within one tick.
+constexpr int kDrainTickMs = 20;
+
+struct Lifecycle {
+  HttpServer& http;
+  std::atomic<bool>& draining;
+  double drain_timeout_s;
+  std::chrono::steady_clock::time_point drain_started;
+  int exit_code = 0;
+
+  void on_signal(int sig) {
+    if (draining.exchange(true)) {
+      log_line("second signal: exiting at once with " + std::to_string(http.in_flight()) + " requests in flight");
+      std::_Exit(1);
+    }
+    log_line(std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": draining " + std::to_string(http.in_flight()) +
+             " in-flight requests (readiness is 503, new work is refused)");
+    http.close_after_responses();
+    drain_started = std::chrono::steady_clock::now();
+    tick();
+  }
+
+  void tick() {
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - drain_started).count();
+    if (http.in_flight() == 0) {
+      log_line("drained: every accepted request was answered; exiting");
+      return http.stop();
+    }
+    if (waited >= drain_timeout_s) {
+      log_line("drain timeout (" + std::to_string(drain_timeout_s) + " s) with " + std::to_string(http.in_flight()) +
+               " requests still in flight; exiting with status 1");
+      exit_code = 1;
+      return http.stop();
+    }
+    http.after(kDrainTickMs, [this] { tick(); });
+  }
+};
+
+}  // namespace
+
+Result<int> serve(const ServeConfig& config) {
+  ServerOptions opts = config.server;
+  if (opts.model_dirs.empty() && opts.model_repository.empty()) opts.model_dirs.push_back(default_model_dir());
+  SessionOptions session = config.session;
+  session.threads = opts.threads;
+
+  ModelRepository repository(opts, session);
+  GB_RETURN_IF_ERROR(repository.configure());
+  SchedulerOptions sched;
+  sched.max_queue = 1024;
+  sched.max_batch_size = 64;
+  Scheduler scheduler(sched);
+  std::atomic<bool> draining{false};
+  ServerContext ctx{opts, repository, scheduler, draining,
+                    server_options_to_json(explain_server_options(opts, config.sources))};
+
+  HttpLimits limits{opts.max_body_bytes, opts.max_header_bytes, opts.max_header_count, opts.header_timeout_ms,
+                    opts.body_timeout_ms};
+  HttpServer http(limits, [&ctx](HttpRequest&& req, Responder respond) { route(ctx, std::move(req), std::move(respond)); });
+  GB_ASSIGN_OR_RETURN(int port, http.listen(opts.host, opts.port));
+  log_line("listening on " + opts.host + ":" + std::to_string(port) + " (live now; ready after every model's load and warm-up)");
+
+  Lifecycle life{http, draining, opts.drain_timeout_s, {}};
+  http.on_signal([&life](int sig) { life.on_signal(sig); });
+  repository.load_all([&repository] {
+    size_t ready = 0, total = 0;
+    for (const auto& e : repository.index()) {
+      ++total;
+      ready += e.state == "READY";
+    }
+    log_line(std::to_string(ready) + " of " + std::to_string(total) + " models ready" +
+             (repository.ready() ? "; server ready" : "; server not ready (no model loaded)"));
+  });
+  http.run(std::max(1, opts.io_threads));
+  scheduler.stop(/*run_queued=*/life.exit_code == 0);
+  repository.stop();
+  return life.exit_code;
+}
+
+}  // namespace glassbox::server

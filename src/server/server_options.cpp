@@ -1,0 +1,130 @@
+#include "server/server_options.h"
+
+#include <functional>
+
+#include "core/aggregate_fields.h"
+
+namespace glassbox::server {
+namespace {
+
+using nlohmann::json;
+
+struct Field {
+  const char* name;
+  std::function<std::string(const ServerOptions&)> get;
+  std::function<void(ServerOptions&, const json&)> set;  // throws json::exception on a wrong type
+  std::function<json(const ServerOptions&)> to_json;
+  const char* reason;
+  const char* risk;
+};
+
+std::string list_text(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s + "]";
+}
+std::string text(const std::string& s) { return s; }
+std::string text(const std::vector<std::string>& v) { return list_text(v); }
+template <class T>
+std::string text(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    char b[32];
+    snprintf(b, sizeof b, "%g", v);
+    return b;
+  } else {
+    return std::to_string(v);
+  }
+}
+
+#define GB_SERVER_FIELD(field, reason, risk) \
+  Field { #field, [](const ServerOptions& o) { return text(o.field); }, [](ServerOptions& o, const json& j) { j.get_to(o.field); }, \
+        [](const ServerOptions& o) { return json(o.field); }, reason, risk }
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> f = {
+      GB_SERVER_FIELD(model_dirs, "none: with no repository either, the embedded default model (langid) is served",
+                      "each directory is loaded and warmed before the server reports ready"),
+      GB_SERVER_FIELD(model_repository, "none: models come from the command line",
+                      "every sub-folder is loaded at start; a folder that fails is reported in the index, not fatal"),
+      GB_SERVER_FIELD(host, "127.0.0.1: a server is exposed on purpose, never by default",
+                      "0.0.0.0 exposes every route (including load/unload) to the network: put it behind a proxy"),
+      GB_SERVER_FIELD(port, "8080: KServe's and Triton's HTTP port, so manifests and clients work unchanged",
+                      "a port below 1024 needs privileges; 0 picks a free port (printed at start)"),
+      GB_SERVER_FIELD(threads, "0 = physical cores; one engine run at a time server-wide uses exactly these",
+                      "more than the cores oversubscribes them and raises p99"),
+      GB_SERVER_FIELD(io_threads, "1: HTTP parsing and writing are cheap; compute runs on the engine's threads",
+                      "more IO threads compete with compute for the same cores"),
+      GB_SERVER_FIELD(max_body_bytes, "16 MiB: 64 texts of 512 tokens are ~1 MiB of JSON",
+                      "higher lets each connection hold more memory; lower refuses big binary tensors (413)"),
+      GB_SERVER_FIELD(max_header_bytes, "16 KiB: clients send under 2 KiB of headers",
+                      "higher lets slow or hostile clients pin more memory per connection"),
+      GB_SERVER_FIELD(max_header_count, "100 fields: far above what clients send",
+                      "higher costs parsing time per request"),
+      GB_SERVER_FIELD(header_timeout_ms, "10 s to send the headers (and the keep-alive idle limit): slowloris defence",
+                      "too low drops clients on slow links; too high lets idle sockets pile up"),
+      GB_SERVER_FIELD(body_timeout_ms, "30 s to send the body after the headers",
+                      "too low fails large uploads on slow links"),
+      GB_SERVER_FIELD(drain_timeout_s, "30 s for in-flight requests after SIGTERM (Kubernetes' default grace period)",
+                      "must stay below terminationGracePeriodSeconds, or the pod is killed mid-drain"),
+      GB_SERVER_FIELD(max_json_depth, "64 levels: OIP tensors of rank 8 need ~12; deeper is an attack",
+                      "higher lets a crafted body cost more parse time"),
+      GB_SERVER_FIELD(max_inputs_per_request, "64 tensors per OIP request",
+                      "higher lets one request hold more memory"),
+      GB_SERVER_FIELD(max_texts_per_request, "256 texts per request (TEI's default is 32)",
+                      "higher lets one request occupy the compute queue longer"),
+      GB_SERVER_FIELD(repository_poll_s, "0: models change only through explicit load calls",
+                      "polling reloads a version as soon as its files change: write new versions to a new folder"),
+  };
+  return f;
+}
+
+static_assert(aggregate_field_count<ServerOptions>() == 16, "ServerOptions changed: update fields() in server_options.cpp");
+
+}  // namespace
+
+Status apply_server_config(const json& config, ServerOptions& options, std::map<std::string, std::string>& sources) {
+  if (!config.is_object())
+    return make_error(ErrorCode::kInvalidArgument, "\"server\" must be an object", "config", "{\"server\": {\"port\": 8080}}");
+  for (const auto& [key, value] : config.items()) {
+    const Field* hit = nullptr;
+    for (const auto& f : fields())
+      if (key == f.name) hit = &f;
+    if (!hit) return make_error(ErrorCode::kInvalidArgument, "unknown key \"" + key + "\"", "config: server",
+                                "see `glassbox explain --serve` for the fields");
+    try {
+      hit->set(options, value);
+    } catch (const json::exception&) {
+      return make_error(ErrorCode::kInvalidArgument, "wrong type for \"" + key + "\"", "config: server");
+    }
+    sources["server." + key] = "file";
+  }
+  return {};
+}
+
+void copy_flagged_fields(const ServerOptions& from, const std::map<std::string, std::string>& sources, ServerOptions& to) {
+  for (const auto& f : fields()) {
+    auto it = sources.find(std::string("server.") + f.name);
+    if (it != sources.end() && it->second == "flag") f.set(to, f.to_json(from));
+  }
+}
+
+std::vector<ServerOptionRow> explain_server_options(const ServerOptions& options,
+                                                    const std::map<std::string, std::string>& sources) {
+  static const ServerOptions defaults;
+  std::vector<ServerOptionRow> rows;
+  for (const auto& f : fields()) {
+    auto it = sources.find(std::string("server.") + f.name);
+    rows.push_back({f.name, f.get(options), f.get(defaults), it == sources.end() ? "default" : it->second, f.reason, f.risk});
+  }
+  return rows;
+}
+
+nlohmann::ordered_json server_options_to_json(const std::vector<ServerOptionRow>& rows) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& r : rows)
+    out.push_back({{"component", "server"}, {"name", r.name}, {"value", r.value}, {"default", r.default_value},
+                   {"source", r.source}, {"reason", r.reason}, {"risk", r.risk}});
+  return out;
+}
+
+}  // namespace glassbox::server

@@ -1,0 +1,65 @@
+// Every setting of `glassbox serve`, each with its default and why. `glassbox explain
+// --serve` prints them (value, source, reason, risk) from the table in server_options.cpp;
+// a --config file's "server" object holds the same fields.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "glassbox/error.h"
+
+namespace glassbox::server {
+
+struct ServerOptions {
+  // Model directories given on the command line (each served under its folder name).
+  // Empty with no repository: the embedded default model (langid).
+  std::vector<std::string> model_dirs;
+  // A folder whose sub-folders are models (model directory or Triton-style version folders).
+  std::string model_repository;
+  // Loopback by default: a server must be exposed on purpose (containers pass 0.0.0.0).
+  std::string host = "127.0.0.1";
+  // 8080: KServe's and Triton's HTTP port, so manifests and clients work unchanged.
+  int port = 8080;
+  // Compute threads of each engine run (0 = physical cores): one run at a time server-wide
+  // uses exactly these cores, so several models never oversubscribe them.
+  int threads = 0;
+  // HTTP/IO threads: parsing and writing only (compute runs elsewhere); 1 keeps a core for compute.
+  int io_threads = 1;
+  // 16 MiB: a batch of 64 texts of 512 tokens is ~1 MiB JSON; binary tensors of BERT-base inputs are far below.
+  int64_t max_body_bytes = int64_t{16} << 20;
+  // 16 KiB of request line + headers (431 beyond): browsers and clients send < 2 KiB.
+  int64_t max_header_bytes = 16 << 10;
+  // Header fields per request (431 beyond).
+  int max_header_count = 100;
+  // Time for a client to send a request's headers (slowloris defence), also the keep-alive idle limit.
+  int header_timeout_ms = 10000;
+  // Time for a client to send the body once the headers are in.
+  int body_timeout_ms = 30000;
+  // SIGTERM/SIGINT: in-flight requests get this long to finish before the server exits.
+  double drain_timeout_s = 30;
+  // JSON nesting depth (objects/arrays): OIP nested tensors of rank 8 need ~12.
+  int max_json_depth = 64;
+  // Tensors per OIP request (inputs + requested outputs).
+  int max_inputs_per_request = 64;
+  // Texts per request (TEI/OpenAI "inputs", OIP "text" elements): TEI's max_client_batch_size is 32.
+  int max_texts_per_request = 256;
+  // Seconds between scans of --model-repository for changed models (0 = only explicit load calls).
+  double repository_poll_s = 0;
+};
+
+struct ServerOptionRow {
+  std::string name, value, default_value, source, reason, risk;
+};
+
+// component "server" of a --config file; unknown keys are errors naming the key.
+Status apply_server_config(const nlohmann::json& config, ServerOptions& options, std::map<std::string, std::string>& sources);
+// Copies every field whose source is "flag" from `from` into `to` (flags win over a config file).
+void copy_flagged_fields(const ServerOptions& from, const std::map<std::string, std::string>& sources, ServerOptions& to);
+std::vector<ServerOptionRow> explain_server_options(const ServerOptions& options,
+                                                    const std::map<std::string, std::string>& sources);
+nlohmann::ordered_json server_options_to_json(const std::vector<ServerOptionRow>& rows);
+
+}  // namespace glassbox::server

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Small ONNX models for the server tests, written with python3-onnx into OUT_DIR:
+
+  dtypes/model.onnx         one input per OIP datatype (FP32 gets +1, BOOL is negated, the rest pass through)
+  slow/model.onnx           input n (INT64 scalar): a Loop of n additions, so a request takes as long as asked
+  warmup_fails/model.onnx   Reshape of X[N] to [2, -1]: the warm-up run (N = 1) fails, so the model never turns ready
+  nonfinite/model.onnx      Y = Log(X): negative inputs give NaN, zero gives -Inf
+  text models: langid copies with glassbox.json edited (strict = no truncation policy, embed = vectors)
+
+Usage: make_server_models.py OUT_DIR SOURCE_ROOT
+"""
+import json
+import os
+import shutil
+import sys
+
+import onnx
+from onnx import TensorProto, helper
+
+OPSET = [helper.make_opsetid("", 17)]
+
+
+def save(model, path):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+DTYPES = [
+    ("fp32", TensorProto.FLOAT), ("fp64", TensorProto.DOUBLE), ("fp16", TensorProto.FLOAT16),
+    ("int8", TensorProto.INT8), ("int16", TensorProto.INT16), ("int32", TensorProto.INT32), ("int64", TensorProto.INT64),
+    ("uint8", TensorProto.UINT8), ("uint16", TensorProto.UINT16), ("uint32", TensorProto.UINT32),
+    ("uint64", TensorProto.UINT64), ("bool", TensorProto.BOOL),
+]
+
+
+def dtypes_model():
+    nodes, inputs, outputs, inits = [], [], [], [helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])]
+    for name, t in DTYPES:
+        shape = ["n", 4] if name == "fp32" else ["n"]
+        inputs.append(helper.make_tensor_value_info("in_" + name, t, shape))
+        outputs.append(helper.make_tensor_value_info("out_" + name, t, shape))
+        op = "Add" if name == "fp32" else "Not" if name == "bool" else "Identity"
+        ins = ["in_" + name, "one"] if op == "Add" else ["in_" + name]
+        nodes.append(helper.make_node(op, ins, ["out_" + name]))
+    g = helper.make_graph(nodes, "dtypes", inputs, outputs, inits)
+    return helper.make_model(g, opset_imports=OPSET)
+
+
+def slow_model():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Add", ["x_in", "step"], ["x_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []), helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), helper.make_tensor_value_info("x_out", TensorProto.FLOAT, [1])],
+        [helper.make_tensor("step", TensorProto.FLOAT, [1], [1.0])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["n", "cond", "x0"], ["count"], body=body)], "slow",
+        [helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("count", TensorProto.FLOAT, [1])],
+        [helper.make_tensor("cond", TensorProto.BOOL, [], [True]), helper.make_tensor("x0", TensorProto.FLOAT, [1], [0.0])])
+    return helper.make_model(g, opset_imports=OPSET)
+
+
+def warmup_fails_model():
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])], "warmup_fails",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, None])],
+        [helper.make_tensor("shape", TensorProto.INT64, [2], [2, -1])])
+    return helper.make_model(g, opset_imports=OPSET)
+
+
+def nonfinite_model():
+    g = helper.make_graph(
+        [helper.make_node("Log", ["x"], ["y"])], "nonfinite",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])])
+    return helper.make_model(g, opset_imports=OPSET)
+
+
+def langid_copy(src, dst, edit):
+    shutil.rmtree(dst, ignore_errors=True)
+    os.makedirs(dst)
+    for f in ("model.onnx", "tokenizer.json", "tokenizer_config.json", "config.json", "glassbox.json"):
+        shutil.copy(os.path.join(src, f), os.path.join(dst, f))
+    path = os.path.join(dst, "glassbox.json")
+    with open(path) as fh:
+        g = json.load(fh)
+    edit(g)
+    with open(path, "w") as fh:
+        json.dump(g, fh, indent=1)
+
+
+def main():
+    out, root = sys.argv[1], sys.argv[2]
+    save(dtypes_model(), os.path.join(out, "dtypes", "model.onnx"))
+    save(slow_model(), os.path.join(out, "slow", "model.onnx"))
+    save(warmup_fails_model(), os.path.join(out, "warmup_fails", "model.onnx"))
+    save(nonfinite_model(), os.path.join(out, "nonfinite", "model.onnx"))
+    langid = os.path.join(root, "models", "langid")
+
+    def strict(g):
+        g["truncation"] = {"enabled": False}
+
+    def embed(g):
+        g.update({"task": "embed", "pooling": "none", "normalize": False})
+        g["truncation"] = {"enabled": False}
+
+    langid_copy(langid, os.path.join(out, "langid_strict"), strict)
+    langid_copy(langid, os.path.join(out, "langid_embed"), embed)
+
+
+if __name__ == "__main__":
+    main()
