@@ -76,6 +76,21 @@ struct Embedding {
   int64_t tokens_dropped = 0;
 };
 
+// One text as the pipeline feeds it to the model (its declared or requested truncation applied).
+struct EncodedText {
+  Encoding encoding;
+  int64_t tokens_dropped = 0;
+};
+
+// What one engine run of a batch computed.
+struct BatchStats {
+  int64_t texts = 0;
+  int64_t real_tokens = 0;      // tokens of the texts
+  int64_t computed_tokens = 0;  // positions the engine computed: real + padding
+  bool unpadded = false;        // ran with Session::run_unpadded
+  std::vector<std::string> nonfinite_outputs;  // outputs that held NaN/Inf (the run is then an error)
+};
+
 class Pipeline {
  public:
   static Result<Pipeline> load(const std::string& model_dir, const PipelineOptions& options = {});
@@ -89,6 +104,15 @@ class Pipeline {
   const Tokenizer& tokenizer() const;
 
   Result<std::vector<Classification>> classify(const std::vector<PipelineInput>& inputs, int top_k = 1) const;
+
+  // The steps classify/embed take, for callers that form their own batches (the server's
+  // scheduler): encode one input (index names it in errors), then run a batch of encoded
+  // texts as exactly one engine run (padded or unpadded as decisions() say).
+  Result<EncodedText> encode(const PipelineInput& input, size_t index = 0) const;
+  Result<std::vector<Classification>> classify_encoded(const std::vector<EncodedText>& batch, int top_k,
+                                                       BatchStats* stats = nullptr) const;
+  Result<std::vector<Embedding>> embed_encoded(const std::vector<EncodedText>& batch, std::optional<bool> normalize,
+                                               BatchStats* stats = nullptr) const;
   // normalize: overrides the declared decisions().normalize for this call (nullopt: declared).
   Result<std::vector<Embedding>> embed(const std::vector<PipelineInput>& inputs,
                                        std::optional<bool> normalize = std::nullopt) const;

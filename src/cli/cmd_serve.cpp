@@ -43,6 +43,16 @@ void add_serve_command(CLI::App& app) {
   add_server_flag(cmd, *a, "--max-texts-per-request", "max_texts_per_request", s.max_texts_per_request, "texts per request");
   add_server_flag(cmd, *a, "--repository-poll", "repository_poll_s", s.repository_poll_s,
                   "seconds between scans of the repository for changed models (0 = off)");
+  add_server_flag(cmd, *a, "--max-queue", "max_queue", s.max_queue, "requests waiting per model before 429");
+  add_server_flag(cmd, *a, "--max-batch-tokens", "max_batch_tokens", s.max_batch_tokens, "real tokens per engine run");
+  add_server_flag(cmd, *a, "--max-batch-size", "max_batch_size", s.max_batch_size, "texts or tensor rows per engine run");
+  add_server_flag(cmd, *a, "--max-queue-delay-ms", "max_queue_delay_ms", s.max_queue_delay_ms, "wait for a fuller batch");
+  add_server_flag(cmd, *a, "--default-timeout-ms", "default_timeout_ms", s.default_timeout_ms, "deadline of requests that send none (0 = none)");
+  add_server_flag(cmd, *a, "--saturation-threshold", "saturation_threshold", s.saturation_threshold, "top-1 probability counted as saturated");
+  cmd->add_flag_function("--access-log", [a](int64_t) {
+       a->config.server.access_log = true;
+       a->config.sources["server.access_log"] = "flag";
+     }, "one JSON line per request on stdout (default: off)");
   cmd->add_option("--config", a->config_file, "JSON file {\"server\":{...},\"session\":{...}}; flags win (default: none)");
   cmd->callback([a] {
     using namespace glassbox;

@@ -33,12 +33,7 @@ int64_t embedding_rows(const std::string& model_path, const std::string& ids_nam
   return 0;
 }
 
-struct Encoded {
-  Encoding enc;
-  int64_t dropped = 0;
-};
-
-Result<Encoded> encode_one(const Pipeline::Impl& p, const PipelineInput& in, size_t index) {
+Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in, size_t index) {
   EncodeOptions opts;
   opts.truncation_from_file = false;  // the pipeline's declared policy applies, not the file's
   opts.padding_from_file = false;     // batches are padded by the pipeline, explicitly
@@ -56,7 +51,7 @@ Result<Encoded> encode_one(const Pipeline::Impl& p, const PipelineInput& in, siz
                       "input " + std::to_string(index), "remove empty texts from the input");
   const int64_t len = static_cast<int64_t>(full->size());
   const int64_t max = p.decisions.max_length;
-  if (len <= max) return Encoded{std::move(full).value(), 0};
+  if (len <= max) return EncodedText{std::move(full).value(), 0};
   if (!p.decisions.truncation && !in.allow_truncation)
     return make_error(ErrorCode::kLimitExceeded,
                       "input has " + std::to_string(len) + " tokens, over the model's max_length " + std::to_string(max),
@@ -75,7 +70,7 @@ Result<Encoded> encode_one(const Pipeline::Impl& p, const PipelineInput& in, siz
   if (!cut.ok()) return std::move(cut).take_error().with_where("input " + std::to_string(index));
   const int64_t kept = static_cast<int64_t>(cut->size());
   cut->overflowing.clear();
-  return Encoded{std::move(cut).value(), len - kept};
+  return EncodedText{std::move(cut).value(), len - kept};
 }
 
 // Lengths are rounded up to a multiple of this in unpadded batches: at most 16 distinct
@@ -84,9 +79,10 @@ constexpr int64_t kUnpadLengthMultiple = 8;
 
 // Builds the padded batch (right padding, attention mask 0) and runs it: padded, or
 // unpadded when `unpadded` and the lengths differ. Returns the model outputs.
-Result<std::vector<NamedTensor>> run_batch_as(const Pipeline::Impl& p, const std::vector<Encoded>& batch, bool unpadded) {
+Result<std::vector<NamedTensor>> run_batch_as(const Pipeline::Impl& p, const std::vector<EncodedText>& batch, bool unpadded,
+                                              BatchStats* stats = nullptr) {
   size_t longest = 0;
-  for (const auto& e : batch) longest = std::max(longest, e.enc.size());
+  for (const auto& e : batch) longest = std::max(longest, e.encoding.size());
   const int64_t b = static_cast<int64_t>(batch.size()), s = static_cast<int64_t>(longest);
   std::vector<NamedTensor> inputs;
   for (const auto& spec : p.session.inputs()) {
@@ -94,7 +90,7 @@ Result<std::vector<NamedTensor>> run_batch_as(const Pipeline::Impl& p, const std
     auto fill = [&](auto* out) {
       using T = std::remove_pointer_t<decltype(out)>;
       for (int64_t r = 0; r < b; ++r) {
-        const Encoding& e = batch[r].enc;
+        const Encoding& e = batch[r].encoding;
         for (int64_t c = 0; c < s; ++c) {
           const bool real = c < static_cast<int64_t>(e.size());
           T v = 0;
@@ -116,7 +112,19 @@ Result<std::vector<NamedTensor>> run_batch_as(const Pipeline::Impl& p, const std
     inputs.push_back({spec.name, std::move(t)});
   }
   bool ragged = false;
-  for (const auto& e : batch) ragged = ragged || e.enc.size() != longest;
+  for (const auto& e : batch) ragged = ragged || e.encoding.size() != longest;
+  if (stats) {
+    stats->texts = b;
+    stats->unpadded = unpadded && ragged;
+    stats->real_tokens = stats->computed_tokens = 0;
+    stats->nonfinite_outputs.clear();
+    for (const auto& e : batch) {
+      const int64_t len = static_cast<int64_t>(e.encoding.size());
+      stats->real_tokens += len;
+      const int64_t rounded = (len + kUnpadLengthMultiple - 1) / kUnpadLengthMultiple * kUnpadLengthMultiple;
+      stats->computed_tokens += stats->unpadded ? std::min(rounded, s) : s;
+    }
+  }
   std::vector<NamedTensor> outs;
   if (unpadded && ragged) {
     UnpadOptions u;
@@ -130,15 +138,17 @@ Result<std::vector<NamedTensor>> run_batch_as(const Pipeline::Impl& p, const std
     if (o.tensor.dtype() != DataType::kFloat32) continue;
     const float* v = o.tensor.data<float>();
     for (int64_t i = 0; i < o.tensor.numel(); ++i)
-      if (!std::isfinite(v[i]))
+      if (!std::isfinite(v[i])) {
+        if (stats) stats->nonfinite_outputs.push_back(o.name);
         return make_error(ErrorCode::kInternal, "model output '" + o.name + "' contains NaN/Inf", p.files.model_path,
                           "run `glassbox run --check-numerics` on this input to find the node that produces it");
+      }
   }
   return outs;
 }
 
-Result<std::vector<NamedTensor>> run_batch(const Pipeline::Impl& p, const std::vector<Encoded>& batch) {
-  return run_batch_as(p, batch, p.decisions.unpadded_batches);
+Result<std::vector<NamedTensor>> run_batch(const Pipeline::Impl& p, const std::vector<EncodedText>& batch, BatchStats* stats) {
+  return run_batch_as(p, batch, p.decisions.unpadded_batches, stats);
 }
 
 // Whether run_unpadded gives the padded result for this model: a 2-text probe batch (a
@@ -150,14 +160,14 @@ Result<std::string> probe_unpadded(const Pipeline::Impl& p, bool& on) {
   for (const auto& spec : p.session.inputs()) has_mask = has_mask || spec.name == "attention_mask";
   if (!has_mask) return std::string("the model has no attention_mask input");
   PipelineInput probe{"The quick brown fox jumps over the lazy dog while glassbox checks how padding is masked.", {}};
-  GB_ASSIGN_OR_RETURN(Encoded full, encode_one(p, probe, 0));
-  const size_t n = full.enc.size();
+  GB_ASSIGN_OR_RETURN(EncodedText full, encode_one(p, probe, 0));
+  const size_t n = full.encoding.size();
   if (n < 3) return std::string("the probe text encodes to fewer than 3 tokens");
-  Encoded half = full;
-  half.enc.ids.resize(n / 2);
-  half.enc.type_ids.resize(n / 2);
-  half.enc.attention_mask.resize(n / 2);
-  const std::vector<Encoded> batch = {full, half};
+  EncodedText half = full;
+  half.encoding.ids.resize(n / 2);
+  half.encoding.type_ids.resize(n / 2);
+  half.encoding.attention_mask.resize(n / 2);
+  const std::vector<EncodedText> batch = {full, half};
   GB_ASSIGN_OR_RETURN(auto padded, run_batch_as(p, batch, false));
   auto tried = run_batch_as(p, batch, true);
   if (!tried.ok()) return "probe at load: run_unpadded refused the model: " + tried.error().what;
@@ -198,13 +208,12 @@ template <class Fn>
 Status for_each_batch(const Pipeline::Impl& p, const std::vector<PipelineInput>& inputs, Fn&& fn) {
   for (size_t start = 0; start < inputs.size(); start += static_cast<size_t>(p.decisions.batch_size)) {
     const size_t end = std::min(inputs.size(), start + static_cast<size_t>(p.decisions.batch_size));
-    std::vector<Encoded> batch;
+    std::vector<EncodedText> batch;
     for (size_t i = start; i < end; ++i) {
-      GB_ASSIGN_OR_RETURN(Encoded e, encode_one(p, inputs[i], i));
+      GB_ASSIGN_OR_RETURN(EncodedText e, encode_one(p, inputs[i], i));
       batch.push_back(std::move(e));
     }
-    GB_ASSIGN_OR_RETURN(auto outs, run_batch(p, batch));
-    GB_RETURN_IF_ERROR(fn(batch, outs));
+    GB_RETURN_IF_ERROR(fn(batch));
   }
   return {};
 }
@@ -256,36 +265,114 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
   return Pipeline(std::move(impl));
 }
 
-Result<std::vector<Classification>> Pipeline::classify(const std::vector<PipelineInput>& inputs, int top_k) const {
-  if (impl_->decisions.task != PipelineTask::kClassify)
-    return make_error(ErrorCode::kInvalidArgument, "this model directory is an embedding model", impl_->files.dir,
-                      "use `glassbox embed`");
+Result<EncodedText> Pipeline::encode(const PipelineInput& input, size_t index) const { return encode_one(*impl_, input, index); }
+
+namespace {
+
+Status check_task(const Pipeline::Impl& p, PipelineTask want) {
+  if (p.decisions.task == want) return {};
+  if (want == PipelineTask::kClassify)
+    return make_error(ErrorCode::kInvalidArgument, "this model directory is an embedding model", p.files.dir, "use `glassbox embed`");
+  return make_error(ErrorCode::kInvalidArgument, "this model directory is a classification model", p.files.dir,
+                    "use `glassbox classify`");
+}
+
+Result<std::vector<Classification>> classify_outputs(const Pipeline::Impl& p, const std::vector<EncodedText>& batch,
+                                                     const std::vector<NamedTensor>& outs, int top_k) {
+  const auto& labels = p.decisions.labels;
+  const NamedTensor* logits = pick_output(outs, {"logits"}, 2);
+  if (!logits || logits->tensor.shape()[0] != static_cast<int64_t>(batch.size()))
+    return make_error(ErrorCode::kInvalidModel, "model has no [batch, labels] float output", p.files.model_path);
+  const int64_t n = logits->tensor.shape()[1];
+  if (n != static_cast<int64_t>(labels.size()))
+    return make_error(ErrorCode::kInvalidModel,
+                      "model gives " + std::to_string(n) + " logits but " + std::to_string(labels.size()) + " labels are declared",
+                      p.files.dir);
   std::vector<Classification> results;
-  const auto& labels = impl_->decisions.labels;
-  Status st = for_each_batch(*impl_, inputs, [&](const std::vector<Encoded>& batch, const std::vector<NamedTensor>& outs) -> Status {
-    const NamedTensor* logits = pick_output(outs, {"logits"}, 2);
-    if (!logits || logits->tensor.shape()[0] != static_cast<int64_t>(batch.size()))
-      return make_error(ErrorCode::kInvalidModel, "model has no [batch, labels] float output", impl_->files.model_path);
-    const int64_t n = logits->tensor.shape()[1];
-    if (n != static_cast<int64_t>(labels.size()))
-      return make_error(ErrorCode::kInvalidModel,
-                        "model gives " + std::to_string(n) + " logits but " + std::to_string(labels.size()) + " labels are declared",
-                        impl_->files.dir);
-    for (size_t r = 0; r < batch.size(); ++r) {
-      const float* row = logits->tensor.data<float>() + r * n;
-      const float mx = *std::max_element(row, row + n);
-      std::vector<double> e(n);
-      double sum = 0;
-      for (int64_t i = 0; i < n; ++i) sum += e[i] = std::exp(static_cast<double>(row[i]) - mx);
-      Classification c;
-      c.logits.assign(row, row + n);
-      for (int64_t i = 0; i < n; ++i) c.labels.push_back({labels[i], static_cast<float>(e[i] / sum)});
-      std::stable_sort(c.labels.begin(), c.labels.end(), [](const LabelScore& a, const LabelScore& b) { return a.score > b.score; });
-      c.labels.resize(std::min<size_t>(c.labels.size(), static_cast<size_t>(std::max(1, top_k))));
-      c.tokens = static_cast<int64_t>(batch[r].enc.size());
-      c.tokens_dropped = batch[r].dropped;
-      results.push_back(std::move(c));
+  for (size_t r = 0; r < batch.size(); ++r) {
+    const float* row = logits->tensor.data<float>() + r * n;
+    const float mx = *std::max_element(row, row + n);
+    std::vector<double> e(n);
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += e[i] = std::exp(static_cast<double>(row[i]) - mx);
+    Classification c;
+    c.logits.assign(row, row + n);
+    for (int64_t i = 0; i < n; ++i) c.labels.push_back({labels[i], static_cast<float>(e[i] / sum)});
+    std::stable_sort(c.labels.begin(), c.labels.end(), [](const LabelScore& a, const LabelScore& b) { return a.score > b.score; });
+    c.labels.resize(std::min<size_t>(c.labels.size(), static_cast<size_t>(std::max(1, top_k))));
+    c.tokens = static_cast<int64_t>(batch[r].encoding.size());
+    c.tokens_dropped = batch[r].tokens_dropped;
+    results.push_back(std::move(c));
+  }
+  return results;
+}
+
+Result<std::vector<Embedding>> embed_outputs(const Pipeline::Impl& p, const std::vector<EncodedText>& batch,
+                                             const std::vector<NamedTensor>& outs, bool normalize) {
+  const Pooling pooling = p.decisions.pooling;
+  const NamedTensor* out = pooling == Pooling::kNone ? pick_output(outs, {"sentence_embedding", "pooler_output"}, 2)
+                                                     : pick_output(outs, {"last_hidden_state", "token_embeddings"}, 3);
+  if (!out || out->tensor.shape()[0] != static_cast<int64_t>(batch.size()))
+    return make_error(ErrorCode::kInvalidModel,
+                      pooling == Pooling::kNone ? "model has no [batch, hidden] float output"
+                                                : "model has no [batch, sequence, hidden] float output",
+                      p.files.model_path, "set \"pooling\" in glassbox.json to match the model's outputs");
+  const auto& shape = out->tensor.shape();
+  const int64_t hidden = shape.back(), seq = pooling == Pooling::kNone ? 1 : shape[1];
+  std::vector<Embedding> results;
+  for (size_t r = 0; r < batch.size(); ++r) {
+    Embedding e;
+    e.vector.assign(hidden, 0.f);
+    const float* base = out->tensor.data<float>() + r * seq * hidden;
+    if (pooling == Pooling::kNone || pooling == Pooling::kCls) {
+      std::copy(base, base + hidden, e.vector.begin());
+    } else {
+      const auto& mask = batch[r].encoding.attention_mask;
+      double count = 0;
+      std::vector<double> acc(hidden, 0);
+      for (int64_t t = 0; t < static_cast<int64_t>(mask.size()) && t < seq; ++t) {
+        if (!mask[t]) continue;
+        count += 1;
+        for (int64_t h = 0; h < hidden; ++h) acc[h] += base[t * hidden + h];
+      }
+      for (int64_t h = 0; h < hidden; ++h) e.vector[h] = static_cast<float>(count > 0 ? acc[h] / count : 0);
     }
+    if (normalize) {
+      double norm = 0;
+      for (float v : e.vector) norm += static_cast<double>(v) * v;
+      norm = std::sqrt(norm);
+      if (norm > 0)
+        for (float& v : e.vector) v = static_cast<float>(v / norm);
+    }
+    e.tokens = static_cast<int64_t>(batch[r].encoding.size());
+    e.tokens_dropped = batch[r].tokens_dropped;
+    results.push_back(std::move(e));
+  }
+  return results;
+}
+
+}  // namespace
+
+Result<std::vector<Classification>> Pipeline::classify_encoded(const std::vector<EncodedText>& batch, int top_k,
+                                                               BatchStats* stats) const {
+  GB_RETURN_IF_ERROR(check_task(*impl_, PipelineTask::kClassify));
+  GB_ASSIGN_OR_RETURN(auto outs, run_batch(*impl_, batch, stats));
+  return classify_outputs(*impl_, batch, outs, top_k);
+}
+
+Result<std::vector<Embedding>> Pipeline::embed_encoded(const std::vector<EncodedText>& batch, std::optional<bool> normalize,
+                                                       BatchStats* stats) const {
+  GB_RETURN_IF_ERROR(check_task(*impl_, PipelineTask::kEmbed));
+  GB_ASSIGN_OR_RETURN(auto outs, run_batch(*impl_, batch, stats));
+  return embed_outputs(*impl_, batch, outs, normalize.value_or(impl_->decisions.normalize));
+}
+
+Result<std::vector<Classification>> Pipeline::classify(const std::vector<PipelineInput>& inputs, int top_k) const {
+  GB_RETURN_IF_ERROR(check_task(*impl_, PipelineTask::kClassify));
+  std::vector<Classification> results;
+  Status st = for_each_batch(*impl_, inputs, [&](const std::vector<EncodedText>& batch) -> Status {
+    GB_ASSIGN_OR_RETURN(auto part, classify_encoded(batch, top_k));
+    results.insert(results.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
     return {};
   });
   if (!st.ok()) return std::move(st).take_error();
@@ -293,49 +380,11 @@ Result<std::vector<Classification>> Pipeline::classify(const std::vector<Pipelin
 }
 
 Result<std::vector<Embedding>> Pipeline::embed(const std::vector<PipelineInput>& inputs, std::optional<bool> normalize) const {
-  if (impl_->decisions.task != PipelineTask::kEmbed)
-    return make_error(ErrorCode::kInvalidArgument, "this model directory is a classification model", impl_->files.dir,
-                      "use `glassbox classify`");
+  GB_RETURN_IF_ERROR(check_task(*impl_, PipelineTask::kEmbed));
   std::vector<Embedding> results;
-  const Pooling pooling = impl_->decisions.pooling;
-  Status st = for_each_batch(*impl_, inputs, [&](const std::vector<Encoded>& batch, const std::vector<NamedTensor>& outs) -> Status {
-    const NamedTensor* out = pooling == Pooling::kNone ? pick_output(outs, {"sentence_embedding", "pooler_output"}, 2)
-                                                       : pick_output(outs, {"last_hidden_state", "token_embeddings"}, 3);
-    if (!out || out->tensor.shape()[0] != static_cast<int64_t>(batch.size()))
-      return make_error(ErrorCode::kInvalidModel,
-                        pooling == Pooling::kNone ? "model has no [batch, hidden] float output"
-                                                  : "model has no [batch, sequence, hidden] float output",
-                        impl_->files.model_path, "set \"pooling\" in glassbox.json to match the model's outputs");
-    const auto& shape = out->tensor.shape();
-    const int64_t hidden = shape.back(), seq = pooling == Pooling::kNone ? 1 : shape[1];
-    for (size_t r = 0; r < batch.size(); ++r) {
-      Embedding e;
-      e.vector.assign(hidden, 0.f);
-      const float* base = out->tensor.data<float>() + r * seq * hidden;
-      if (pooling == Pooling::kNone || pooling == Pooling::kCls) {
-        std::copy(base, base + hidden, e.vector.begin());
-      } else {
-        const auto& mask = batch[r].enc.attention_mask;
-        double count = 0;
-        std::vector<double> acc(hidden, 0);
-        for (int64_t t = 0; t < static_cast<int64_t>(mask.size()) && t < seq; ++t) {
-          if (!mask[t]) continue;
-          count += 1;
-          for (int64_t h = 0; h < hidden; ++h) acc[h] += base[t * hidden + h];
-        }
-        for (int64_t h = 0; h < hidden; ++h) e.vector[h] = static_cast<float>(count > 0 ? acc[h] / count : 0);
-      }
-      if (normalize.value_or(impl_->decisions.normalize)) {
-        double norm = 0;
-        for (float v : e.vector) norm += static_cast<double>(v) * v;
-        norm = std::sqrt(norm);
-        if (norm > 0)
-          for (float& v : e.vector) v = static_cast<float>(v / norm);
-      }
-      e.tokens = static_cast<int64_t>(batch[r].enc.size());
-      e.tokens_dropped = batch[r].dropped;
-      results.push_back(std::move(e));
-    }
+  Status st = for_each_batch(*impl_, inputs, [&](const std::vector<EncodedText>& batch) -> Status {
+    GB_ASSIGN_OR_RETURN(auto part, embed_encoded(batch, normalize));
+    results.insert(results.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
     return {};
   });
   if (!st.ok()) return std::move(st).take_error();

@@ -11,6 +11,7 @@
 #include "glassbox/pipeline.h"
 #include "server/http/http_server.h"
 #include "server/log.h"
+#include "server/metrics/server_metrics.h"
 #include "server/repository/repository.h"
 #include "server/routes/router.h"
 #include "server/scheduler/scheduler.h"
@@ -66,20 +67,31 @@ Result<int> serve(const ServeConfig& config) {
 
   ModelRepository repository(opts, session);
   GB_RETURN_IF_ERROR(repository.configure());
+  Metrics metrics;
+  declare_server_metrics(metrics);
   SchedulerOptions sched;
-  sched.max_queue = 1024;
-  sched.max_batch_size = 64;
-  Scheduler scheduler(sched);
+  sched.max_queue = opts.max_queue;
+  sched.max_batch_tokens = opts.max_batch_tokens;
+  sched.max_batch_size = opts.max_batch_size;
+  sched.max_queue_delay_ms = opts.max_queue_delay_ms;
+  sched.saturation_threshold = opts.saturation_threshold;
+  Scheduler scheduler(sched, &metrics);
   std::atomic<bool> draining{false};
+  HttpServer* http_ptr = nullptr;
   ServerContext ctx{opts, repository, scheduler, draining,
-                    server_options_to_json(explain_server_options(opts, config.sources))};
+                    server_options_to_json(explain_server_options(opts, config.sources)), metrics,
+                    [&http_ptr] { return http_ptr ? http_ptr->in_flight() : int64_t{0}; }};
 
   HttpLimits limits{opts.max_body_bytes, opts.max_header_bytes, opts.max_header_count, opts.header_timeout_ms,
                     opts.body_timeout_ms};
   HttpServer http(limits, [&ctx](HttpRequest&& req, Responder respond) { route(ctx, std::move(req), std::move(respond)); });
+  http_ptr = &http;
   GB_ASSIGN_OR_RETURN(int port, http.listen(opts.host, opts.port));
   log_line("listening on " + opts.host + ":" + std::to_string(port) + " (live now; ready after every model's load and warm-up)");
 
+  repository.set_load_observer([&metrics](const std::string& name, bool ok) {
+    metrics.add("glassbox_model_loads_total", {{"model", name}, {"result", ok ? "success" : "failure"}});
+  });
   Lifecycle life{http, draining, opts.drain_timeout_s, {}};
   http.on_signal([&life](int sig) { life.on_signal(sig); });
   repository.load_all([&repository] {

@@ -24,6 +24,7 @@ std::string list_text(const std::vector<std::string>& v) {
   return s + "]";
 }
 std::string text(const std::string& s) { return s; }
+std::string text(bool b) { return b ? "true" : "false"; }
 std::string text(const std::vector<std::string>& v) { return list_text(v); }
 template <class T>
 std::string text(T v) {
@@ -74,11 +75,25 @@ const std::vector<Field>& fields() {
                       "higher lets one request occupy the compute queue longer"),
       GB_SERVER_FIELD(repository_poll_s, "0: models change only through explicit load calls",
                       "polling reloads a version as soon as its files change: write new versions to a new folder"),
+      GB_SERVER_FIELD(max_queue, "64 requests per model: with 16 MiB bodies at most 1 GiB queued; usually far less",
+                      "higher absorbs longer bursts but lets latency grow before clients hear 429"),
+      GB_SERVER_FIELD(max_batch_tokens, "8192 real tokens per engine run (64 texts of 128 tokens), no padding counted",
+                      "higher raises throughput a little and the latency of every request in the run a lot"),
+      GB_SERVER_FIELD(max_batch_size, "32 texts or tensor rows per engine run",
+                      "higher makes runs longer; 1 turns batching off"),
+      GB_SERVER_FIELD(max_queue_delay_ms, "0: never hold a request back hoping for company; batches form from what waits",
+                      "a delay adds that much latency to a lone request for a fuller batch under light load"),
+      GB_SERVER_FIELD(default_timeout_ms, "0 = no deadline unless the request sends one (parameters.timeout, X-Request-Timeout-Ms)",
+                      "a deadline drops work a client has given up on; too short drops work under normal load (504)"),
+      GB_SERVER_FIELD(saturation_threshold, "0.99: a top-1 probability this high on most traffic means a saturated softmax",
+                      "only changes what glassbox_softmax_saturated_total counts"),
+      GB_SERVER_FIELD(access_log, "false: metrics carry the aggregates; a line per request costs IO at high rates",
+                      "true writes one JSON line per request to stdout"),
   };
   return f;
 }
 
-static_assert(aggregate_field_count<ServerOptions>() == 16, "ServerOptions changed: update fields() in server_options.cpp");
+static_assert(aggregate_field_count<ServerOptions>() == 23, "ServerOptions changed: update fields() in server_options.cpp");
 
 }  // namespace
 

@@ -48,6 +48,21 @@ struct ServerOptions {
   int max_texts_per_request = 256;
   // Seconds between scans of --model-repository for changed models (0 = only explicit load calls).
   double repository_poll_s = 0;
+  // --- scheduling (per model) ---
+  // Requests waiting per model before 429 + Retry-After: bounded queue x bounded body = bounded memory.
+  int max_queue = 64;
+  // Real (unpadded) tokens per engine run: 8192 = 64 texts of 128 tokens; beyond it a run's latency grows linearly.
+  int64_t max_batch_tokens = 8192;
+  // Texts (or tensor rows) per engine run.
+  int max_batch_size = 32;
+  // 0: a batch is formed from what is already waiting, never by holding a request back for company.
+  int max_queue_delay_ms = 0;
+  // A request's deadline when it sends none (0 = none): work past it is dropped before compute (504).
+  int64_t default_timeout_ms = 0;
+  // Top-1 softmax probability counted by glassbox_softmax_saturated_total.
+  double saturation_threshold = 0.99;
+  // One JSON line per request on stdout (id, model, status, queue/compute ms, tokens, batch size).
+  bool access_log = false;
 };
 
 struct ServerOptionRow {

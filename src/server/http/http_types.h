@@ -13,6 +13,24 @@
 
 namespace glassbox::server {
 
+// What the server learns about a request on its way (for metrics and the access log):
+// written by the route and the scheduler before the response, read when it is sent.
+struct RequestMeta {
+  std::string route;    // the route's template, e.g. "/v2/models/{m}/infer" (a bounded label set)
+  std::string model;
+  std::string version;
+  std::string id;       // the OIP request id, when one was sent
+  double queue_s = -1;  // waiting before its first engine run
+  double compute_s = 0; // engine runs it took part in (summed)
+  int64_t tokens = 0;   // real tokens of its texts
+  int64_t batch_size = 0;  // largest engine batch it ran in
+  int64_t tokens_dropped = 0;
+  // Set by the route from the request (OIP parameters.timeout/priority, X-Request-Timeout-Ms,
+  // X-Request-Priority): when its work is dropped unrun (504), and whether it goes first.
+  int64_t timeout_ms = -1;  // -1: the server's default_timeout_ms
+  bool high_priority = false;
+};
+
 struct HttpRequest {
   std::string method;   // "GET", "POST", ...
   std::string path;     // decoded target without the query, e.g. "/v2/models/langid/infer"
@@ -22,6 +40,7 @@ struct HttpRequest {
   // Set when the client closed its connection before the response: work not yet
   // started is dropped, nothing else is affected.
   std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<RequestMeta> meta = std::make_shared<RequestMeta>();
 
   std::optional<std::string_view> header(std::string_view lower_name) const {
     for (const auto& [k, v] : headers)

@@ -89,6 +89,12 @@ void Metrics::observe(const std::string& name, const Labels& labels, double valu
   s.sum += value;
 }
 
+void Metrics::clear(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = families_.find(name);
+  if (it != families_.end()) it->second.series.clear();
+}
+
 std::string Metrics::exposition(const std::string& extra) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::ostringstream out;

@@ -22,6 +22,7 @@ class Metrics {
   void add(const std::string& name, const Labels& labels, double value = 1);     // counter
   void set(const std::string& name, const Labels& labels, double value);         // gauge
   void observe(const std::string& name, const Labels& labels, double value);     // histogram
+  void clear(const std::string& name);  // drops every series of a family (gauges refreshed at scrape)
   // The whole registry in the Prometheus text format, plus `extra` lines (process metrics).
   std::string exposition(const std::string& extra = {}) const;
 

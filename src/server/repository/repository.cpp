@@ -201,6 +201,7 @@ std::pair<int, std::string> ModelRepository::load_now(const std::string& name) {
       version.ok() ? load_model_version(name, version->version, version->dir, session_)
                    : Result<std::shared_ptr<const LoadedModel>>(std::move(version).take_error().with_where("model '" + name + "'"));
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  if (on_load_) on_load_(name, loaded.ok());
   std::lock_guard<std::mutex> lock(mu_);
   Slot& slot = slots_[name];
   if (!loaded.ok()) {

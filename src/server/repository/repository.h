@@ -44,6 +44,8 @@ class ModelRepository {
   ModelRepository(const ServerOptions& options, SessionOptions session);
   ~ModelRepository();
 
+  // Called after every load attempt (metrics: glassbox_model_loads_total{model,result}). Set before load_all.
+  void set_load_observer(std::function<void(const std::string& name, bool ok)> observer) { on_load_ = std::move(observer); }
   // Collects the models to serve (validates names and folders); loads nothing yet.
   Status configure();
   // Loads every configured model in turn on the registry thread; `done` runs after the last.
@@ -84,6 +86,7 @@ class ModelRepository {
   std::deque<std::function<void()>> tasks_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  std::function<void(const std::string&, bool)> on_load_;
   std::thread thread_;
 };
 

@@ -153,7 +153,7 @@ HttpResponse text_error(const Error& e, const LoadedModel& m, const char* trunca
 }
 
 void infer_text(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferRequest req, const Responder& respond,
-                std::shared_ptr<std::atomic<bool>> cancelled) {
+                const HttpRequest& http) {
   auto inputs = text_inputs(req, ctx.options);
   if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
   if (Status st = check_outputs_exist(*m, req); !st.ok()) return respond(error_response(st.error(), nullptr));
@@ -172,7 +172,7 @@ void infer_text(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferR
     if (dropped > 0) params["tokens_dropped"] = dropped;
     answer(respond, *m, *shared_req, std::move(outs), params, dropped);
   };
-  WorkItem item = make_work(m, std::move(job), std::move(cancelled));
+  WorkItem item = make_work(ctx, m, std::move(job), http);
   submit_work(ctx, std::move(item), respond);
 }
 
@@ -208,7 +208,7 @@ Result<std::vector<NamedTensor>> tensor_feeds(const LoadedModel& m, InferRequest
 }
 
 void infer_tensor(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferRequest req, const Responder& respond,
-                  std::shared_ptr<std::atomic<bool>> cancelled) {
+                  const HttpRequest& http) {
   auto feeds = tensor_feeds(*m, req);
   if (!feeds.ok()) return respond(error_response(feeds.error(), nullptr));
   if (Status st = check_outputs_exist(*m, req); !st.ok()) return respond(error_response(st.error(), nullptr));
@@ -224,8 +224,22 @@ void infer_tensor(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, Infe
     }
     answer(respond, *m, *shared_req, std::move(outs), nlohmann::json::object(), 0);
   };
-  WorkItem item = make_work(m, std::move(job), std::move(cancelled));
+  WorkItem item = make_work(ctx, m, std::move(job), http);
   submit_work(ctx, std::move(item), respond);
+}
+
+// OIP request parameters Triton clients send: "timeout" (microseconds) and "priority" (1 = high).
+Status read_scheduling_parameters(const InferRequest& req, RequestMeta& meta) {
+  meta.id = req.id;
+  if (auto t = req.parameters.find("timeout"); t != req.parameters.end()) {
+    if (!t->is_number_unsigned()) return make_error(ErrorCode::kInvalidArgument, "parameters.timeout must be a non-negative integer (microseconds)", "parameters");
+    meta.timeout_ms = static_cast<int64_t>(t->get<uint64_t>() / 1000);
+  }
+  if (auto p = req.parameters.find("priority"); p != req.parameters.end()) {
+    if (!p->is_number_unsigned()) return make_error(ErrorCode::kInvalidArgument, "parameters.priority must be a non-negative integer", "parameters");
+    meta.high_priority = p->get<uint64_t>() == 1;
+  }
+  return {};
 }
 
 void infer(ServerContext& ctx, HttpRequest&& http, std::shared_ptr<const LoadedModel> m, const Responder& respond) {
@@ -239,8 +253,9 @@ void infer(ServerContext& ctx, HttpRequest&& http, std::shared_ptr<const LoadedM
   limits.max_tensors = ctx.options.max_inputs_per_request;
   auto req = parse_infer_request(http, limits);
   if (!req.ok()) return respond(error_response(req.error(), nullptr));
-  if (m->kind == ModelKind::kText) return infer_text(ctx, std::move(m), std::move(req).value(), respond, http.cancelled);
-  infer_tensor(ctx, std::move(m), std::move(req).value(), respond, http.cancelled);
+  if (Status st = read_scheduling_parameters(*req, *http.meta); !st.ok()) return respond(error_response(st.error(), nullptr));
+  if (m->kind == ModelKind::kText) return infer_text(ctx, std::move(m), std::move(req).value(), respond, http);
+  infer_tensor(ctx, std::move(m), std::move(req).value(), respond, http);
 }
 
 HttpResponse server_metadata() {

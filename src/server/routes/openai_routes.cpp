@@ -94,7 +94,7 @@ void route_openai(ServerContext& ctx, HttpRequest&& req, Responder respond) {
     add_truncation_header(res, dropped);
     respond(std::move(res));
   };
-  WorkItem item = make_work(m, std::move(job), req.cancelled);
+  WorkItem item = make_work(ctx, m, std::move(job), req);
   submit_work(ctx, std::move(item), respond);
 }
 

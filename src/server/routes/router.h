@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/http/http_types.h"
+#include "server/metrics/metrics.h"
 #include "server/repository/repository.h"
 #include "server/scheduler/scheduler.h"
 #include "server/server_options.h"
@@ -21,6 +22,8 @@ struct ServerContext {
   Scheduler& scheduler;
   std::atomic<bool>& draining;
   nlohmann::ordered_json server_explain;  // the server's options, as `explain --serve` prints them
+  Metrics& metrics;
+  std::function<int64_t()> in_flight;
 };
 
 void route(ServerContext& ctx, HttpRequest&& req, Responder respond);
@@ -32,13 +35,21 @@ HttpResponse json_response(int status, const nlohmann::json& body);
 // Status for an error of the given code (400, 404, 413, 500).
 int http_status(ErrorCode code);
 HttpResponse error_response(const Error& e, const LoadedModel* model);
-// A work item with no deadline, answering its refusal through the responder of submit_work.
+// The request's deadline: its own timeout (meta.timeout_ms) or the server's default; none = max.
+std::chrono::steady_clock::time_point deadline_of(const ServerContext& ctx, const RequestMeta& meta);
+
+// A work item for `req`'s model: its cancel flag, meta, deadline and priority.
 template <class Job>
-WorkItem make_work(std::shared_ptr<const LoadedModel> model, Job job, std::shared_ptr<std::atomic<bool>> cancelled) {
+WorkItem make_work(const ServerContext& ctx, std::shared_ptr<const LoadedModel> model, Job job, const HttpRequest& req) {
   WorkItem w;
+  req.meta->model = model->name;
+  req.meta->version = model->version;
   w.model = std::move(model);
   w.job = std::move(job);
-  w.cancelled = std::move(cancelled);
+  w.cancelled = req.cancelled;
+  w.meta = req.meta;
+  w.deadline = deadline_of(ctx, *req.meta);
+  w.high_priority = req.meta->high_priority;
   return w;
 }
 // Submits the item; a refusal (queue full, draining) is answered at once.

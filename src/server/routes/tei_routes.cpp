@@ -122,7 +122,7 @@ void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& resp
       respond(std::move(res));
     };
   }
-  WorkItem item = make_work(m, std::move(job), req.cancelled);
+  WorkItem item = make_work(ctx, m, std::move(job), req);
   submit_work(ctx, std::move(item), respond);
 }
 
@@ -165,7 +165,7 @@ void tokenize(ServerContext& ctx, const HttpRequest& req, const Responder& respo
     }
     respond(json_response(200, out));
   }};
-  WorkItem item = make_work(m, std::move(job), req.cancelled);
+  WorkItem item = make_work(ctx, m, std::move(job), req);
   submit_work(ctx, std::move(item), respond);
 }
 
@@ -208,7 +208,7 @@ void decode(ServerContext& ctx, const HttpRequest& req, const Responder& respond
     }
     respond(json_response(200, batch ? out : out[0]));
   }};
-  WorkItem item = make_work(m, std::move(job), req.cancelled);
+  WorkItem item = make_work(ctx, m, std::move(job), req);
   submit_work(ctx, std::move(item), respond);
 }
 

@@ -1,58 +1,14 @@
 #include "server/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "server/log.h"
+#include "server/scheduler/pending.h"
 
 namespace glassbox::server {
-namespace {
 
-bool same_batch(const WorkItem& a, const WorkItem& b) {
-  const auto* ta = std::get_if<TextJob>(&a.job);
-  const auto* tb = std::get_if<TextJob>(&b.job);
-  return ta && tb && a.model == b.model && ta->task == tb->task && ta->normalize == tb->normalize;
-}
-
-size_t text_count(const WorkItem& w) {
-  const auto* t = std::get_if<TextJob>(&w.job);
-  return t ? t->inputs.size() : 1;
-}
-
-// Hands each job its slice of the merged results.
-void deliver(std::vector<WorkItem>& items, Result<TextResults>& merged) {
-  size_t at = 0;
-  for (auto& w : items) {
-    auto& job = std::get<TextJob>(w.job);
-    if (!merged.ok()) {
-      job.done(merged.error());
-      continue;
-    }
-    TextResults mine;
-    const size_t n = job.inputs.size();
-    if (job.task == PipelineTask::kClassify)
-      mine.classes.assign(std::make_move_iterator(merged->classes.begin() + at), std::make_move_iterator(merged->classes.begin() + at + n));
-    else
-      mine.embeddings.assign(std::make_move_iterator(merged->embeddings.begin() + at),
-                             std::make_move_iterator(merged->embeddings.begin() + at + n));
-    at += n;
-    job.done(std::move(mine));
-  }
-}
-
-Result<TextResults> run_pipeline(const LoadedModel& m, const TextJob& first, const std::vector<PipelineInput>& inputs) {
-  TextResults r;
-  if (first.task == PipelineTask::kClassify) {
-    const int all = static_cast<int>(m.pipeline->decisions().labels.size());
-    GB_ASSIGN_OR_RETURN(r.classes, m.pipeline->classify(inputs, all));
-  } else {
-    GB_ASSIGN_OR_RETURN(r.embeddings, m.pipeline->embed(inputs, first.normalize));
-  }
-  return r;
-}
-
-}  // namespace
-
-Scheduler::Scheduler(SchedulerOptions options) : options_(options) {
+Scheduler::Scheduler(SchedulerOptions options, Metrics* metrics) : options_(options), metrics_(metrics) {
   thread_ = std::thread([this] { dispatch(); });
 }
 
@@ -61,18 +17,34 @@ Scheduler::~Scheduler() { stop(); }
 std::optional<Refusal> Scheduler::submit(WorkItem item) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Refusal{503, "server is shutting down: no new work is admitted"};
-  const int64_t waiting = std::count_if(queue_.begin(), queue_.end(), [&](const WorkItem& w) { return w.model == item.model; });
-  if (waiting >= options_.max_queue)
-    return Refusal{429, "model '" + item.model->name + "' has " + std::to_string(waiting) +
-                            " requests waiting, the server's max_queue: retry later", 1};
-  queue_.push_back(std::move(item));
+  const auto& name = item.model->name;
+  const int64_t waiting = std::count_if(queue_.begin(), queue_.end(), [&](const auto& p) { return p->item.model->name == name; });
+  if (waiting >= options_.max_queue) {
+    // Retry-After: the queue's expected drain time from the measured seconds per request.
+    auto it = seconds_per_item_.find(name);
+    const double per = it == seconds_per_item_.end() ? 0.1 : it->second;
+    const int retry = std::max(1, static_cast<int>(std::ceil(per * static_cast<double>(waiting))));
+    return Refusal{429, "model '" + name + "' has " + std::to_string(waiting) +
+                            " requests waiting (the server's max_queue): retry after " + std::to_string(retry) + " s", retry};
+  }
+  auto p = std::make_shared<Pending>();
+  p->item = std::move(item);
+  p->enqueued = std::chrono::steady_clock::now();
+  if (p->item.high_priority) {
+    auto at = std::find_if(queue_.begin(), queue_.end(), [](const auto& q) { return !q->item.high_priority && !q->started; });
+    queue_.insert(at, std::move(p));
+  } else {
+    queue_.push_back(std::move(p));
+  }
   cv_.notify_one();
   return std::nullopt;
 }
 
-int64_t Scheduler::queued() const {
+std::map<std::string, int64_t> Scheduler::queue_depths() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int64_t>(queue_.size());
+  std::map<std::string, int64_t> out;
+  for (const auto& p : queue_) ++out[p->item.model->name];
+  return out;
 }
 
 void Scheduler::stop(bool run_queued) {
@@ -85,37 +57,42 @@ void Scheduler::stop(bool run_queued) {
   if (thread_.joinable()) thread_.join();
 }
 
-// The first waiting item, plus the text items of the same model and task behind it, up to
-// max_batch_size texts. Dropped items (client gone, deadline passed) are answered here.
-std::vector<WorkItem> Scheduler::take_batch(std::unique_lock<std::mutex>& lock) {
-  std::vector<WorkItem> batch, dropped;
-  const auto now = std::chrono::steady_clock::now();
-  size_t texts = 0;
-  for (auto it = queue_.begin(); it != queue_.end();) {
-    const bool gone = it->cancelled && it->cancelled->load();
-    if (gone || it->deadline <= now) {
-      dropped.push_back(std::move(*it));
-      it = queue_.erase(it);
-      continue;
-    }
-    if (batch.empty() || (same_batch(batch.front(), *it) && texts + text_count(*it) <= static_cast<size_t>(options_.max_batch_size))) {
-      texts += text_count(*it);
-      batch.push_back(std::move(*it));
-      it = queue_.erase(it);
-      if (!std::holds_alternative<TextJob>(batch.front().job)) break;
-      continue;
-    }
-    ++it;
-  }
-  lock.unlock();
-  for (auto& w : dropped) {
-    const bool gone = w.cancelled && w.cancelled->load();
-    log_line("dropped a request for model '" + w.model->name + "' before compute: " +
-             (gone ? "the client closed the connection" : "its deadline passed"));
-    w.reject(gone ? 499 : 504, gone ? "client closed the connection before compute" : "deadline passed before compute");
-  }
-  lock.lock();
-  return batch;
+void Scheduler::remove(const std::shared_ptr<Pending>& p) {
+  auto it = std::find(queue_.begin(), queue_.end(), p);
+  if (it != queue_.end()) queue_.erase(it);
+}
+
+// An item not yet started whose client has gone or whose deadline passed is answered and
+// leaves the queue (the caller holds no lock). Returns true if it was dropped.
+bool Scheduler::drop_if_dead(const std::shared_ptr<Pending>& p) {
+  if (p->started || p->finished) return false;
+  const bool gone = p->item.cancelled && p->item.cancelled->load();
+  const bool late = p->item.deadline <= std::chrono::steady_clock::now();
+  if (!gone && !late) return false;
+  p->finished = true;
+  log_line("dropped a request for model '" + p->item.model->name + "' before compute: " +
+           (gone ? "the client closed the connection" : "its deadline passed"));
+  p->item.reject(gone ? 499 : 504, gone ? "client closed the connection before compute"
+                                        : "deadline passed before compute (the request's timeout)");
+  return true;
+}
+
+void Scheduler::note_service(const std::string& model, double seconds, size_t items) {
+  if (items == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  const double per = seconds / static_cast<double>(items);
+  auto [it, fresh] = seconds_per_item_.emplace(model, per);
+  if (!fresh) it->second = 0.8 * it->second + 0.2 * per;
+}
+
+void Scheduler::wait_for_more(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Pending>& head) {
+  if (options_.max_queue_delay_ms <= 0 || head->started) return;
+  const auto until = head->enqueued + std::chrono::milliseconds(options_.max_queue_delay_ms);
+  cv_.wait_until(lock, until, [&] {
+    if (stopping_) return true;
+    const auto same = std::count_if(queue_.begin(), queue_.end(), [&](const auto& p) { return p->item.model == head->item.model; });
+    return same >= options_.max_batch_size;
+  });
 }
 
 void Scheduler::dispatch() {
@@ -123,47 +100,29 @@ void Scheduler::dispatch() {
   for (;;) {
     cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (stopping_ && drop_queued_) {
-      std::deque<WorkItem> left;
-      left.swap(queue_);
+      auto left = std::move(queue_);
+      queue_.clear();
       lock.unlock();
-      for (auto& w : left) w.reject(503, "server stopped before this request was computed");
+      for (auto& p : left)
+        if (!p->finished) p->item.reject(503, "server stopped before this request was computed");
       return;
     }
     if (queue_.empty()) {
       if (stopping_) return;
       continue;
     }
-    std::vector<WorkItem> batch = take_batch(lock);
-    if (batch.empty()) continue;
-    lock.unlock();
-    if (std::holds_alternative<TextJob>(batch.front().job)) {
-      run_text(batch);
-    } else if (auto* t = std::get_if<TensorJob>(&batch.front().job)) {
-      t->done(batch.front().model->engine().run(t->feeds));
+    std::shared_ptr<Pending> head = queue_.front();
+    if (std::holds_alternative<TextJob>(head->item.job)) {
+      run_text(lock, head);
+    } else if (std::holds_alternative<TensorJob>(head->item.job)) {
+      run_tensor(lock, head);
     } else {
-      std::get<TaskJob>(batch.front().job).run();
+      queue_.pop_front();
+      lock.unlock();
+      if (!drop_if_dead(head)) std::get<TaskJob>(head->item.job).run();
+      head.reset();  // the model version the item held is released outside the lock
+      lock.lock();
     }
-    batch.clear();  // releases the model versions the items held before the next wait
-    lock.lock();
-  }
-}
-
-void Scheduler::run_text(std::vector<WorkItem>& items) {
-  const LoadedModel& m = *items.front().model;
-  const TextJob& first = std::get<TextJob>(items.front().job);
-  std::vector<PipelineInput> inputs;
-  for (const auto& w : items) {
-    const auto& j = std::get<TextJob>(w.job);
-    inputs.insert(inputs.end(), j.inputs.begin(), j.inputs.end());
-  }
-  Result<TextResults> merged = run_pipeline(m, first, inputs);
-  if (merged.ok() || items.size() == 1) return deliver(items, merged);
-  // One request's bad input must not fail the others merged with it: run each alone.
-  for (auto& w : items) {
-    std::vector<WorkItem> one;
-    one.push_back(std::move(w));
-    Result<TextResults> r = run_pipeline(m, std::get<TextJob>(one.front().job), std::get<TextJob>(one.front().job).inputs);
-    deliver(one, r);
   }
 }
 

@@ -1,9 +1,13 @@
-// The one place work meets the engine. Requests become work items in a bounded queue; one
-// dispatcher thread runs one engine run at a time, server-wide, each on the session's
-// threads (--threads), so several models never oversubscribe the cores. Text items of one
-// model and task that are waiting together run as one pipeline call (the pipeline batches
-// them, unpadded where the model allows), and their results are handed back per request.
-// Work whose client has gone or whose deadline has passed is dropped before compute.
+// The one place work meets the engine. Requests become work items in a bounded queue per
+// model (full: 429 with Retry-After from the measured service time); one dispatcher thread
+// runs one engine run at a time, server-wide, each on the session's threads (--threads), so
+// several models never oversubscribe the cores. Text items of one model and task are batched
+// by token budget: texts waiting together fill an engine run up to max_batch_tokens real tokens
+// and max_batch_size texts (a request's texts may span runs and are reassembled in order), run
+// unpadded where the model allows. Tensor requests whose inputs share all but the first (batch)
+// dimension are concatenated the same way. Work whose client has gone or whose deadline has
+// passed is dropped before compute. Policy: FIFO across models (high priority first), one run
+// at a time; declared in `glassbox explain --serve`.
 #pragma once
 
 #include <atomic>
@@ -11,6 +15,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,6 +25,8 @@
 #include <vector>
 
 #include "glassbox/pipeline.h"
+#include "server/http/http_types.h"
+#include "server/metrics/metrics.h"
 #include "server/repository/loaded_model.h"
 
 namespace glassbox::server {
@@ -50,14 +57,19 @@ struct WorkItem {
   std::shared_ptr<const LoadedModel> model;
   std::variant<TextJob, TensorJob, TaskJob> job;
   std::shared_ptr<std::atomic<bool>> cancelled;
+  std::shared_ptr<RequestMeta> meta;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool high_priority = false;
   // Called instead of the job's done when the item is dropped before compute.
   std::function<void(int status, const std::string& message)> reject;
 };
 
 struct SchedulerOptions {
-  int max_queue = 0;        // items waiting per model before 429
-  int max_batch_size = 0;   // texts merged into one pipeline call
+  int max_queue = 64;              // requests waiting per model before 429
+  int64_t max_batch_tokens = 8192; // real tokens per engine run
+  int max_batch_size = 32;         // texts (or tensor rows) per engine run
+  int max_queue_delay_ms = 0;      // wait this long for more work when a batch is not full
+  double saturation_threshold = 0.99;  // top-1 probability counted as saturated
 };
 
 struct Refusal {
@@ -68,25 +80,33 @@ struct Refusal {
 
 class Scheduler {
  public:
-  explicit Scheduler(SchedulerOptions options);
+  Scheduler(SchedulerOptions options, Metrics* metrics);
   ~Scheduler();
   // Queues the item, or says at once why not (queue full: 429 with Retry-After).
   std::optional<Refusal> submit(WorkItem item);
-  // Items waiting (all models).
-  int64_t queued() const;
+  // Requests waiting, per model name.
+  std::map<std::string, int64_t> queue_depths() const;
   // Stops the dispatcher: after running what is queued, or (run_queued false, a drain that
   // timed out) answering it 503.
   void stop(bool run_queued = true);
 
+  struct Pending;
+
  private:
   void dispatch();
-  void run_text(std::vector<WorkItem>& items);
-  std::vector<WorkItem> take_batch(std::unique_lock<std::mutex>& lock);
+  void run_text(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Pending>& head);
+  void run_tensor(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Pending>& head);
+  bool drop_if_dead(const std::shared_ptr<Pending>& p);
+  void wait_for_more(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Pending>& head);
+  void remove(const std::shared_ptr<Pending>& p);
+  void note_service(const std::string& model, double seconds, size_t items);
 
   SchedulerOptions options_;
+  Metrics* metrics_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<WorkItem> queue_;
+  std::deque<std::shared_ptr<Pending>> queue_;
+  std::map<std::string, double> seconds_per_item_;  // EWMA per model, for Retry-After
   bool stopping_ = false;
   bool drop_queued_ = false;
   std::thread thread_;

@@ -1,0 +1,126 @@
+#include "server/metrics/server_metrics.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "server/routes/router.h"
+
+namespace glassbox::server {
+
+void declare_server_metrics(Metrics& m) {
+  using T = Metrics::Type;
+  const auto lat = latency_buckets();
+  m.declare("glassbox_request_duration_seconds", T::kHistogram, "Time from a request's arrival to its response, by route.", lat);
+  m.declare("glassbox_queue_duration_seconds", T::kHistogram, "Time a request waited before its first engine run.", lat);
+  m.declare("glassbox_compute_duration_seconds", T::kHistogram, "Duration of one engine run (a batch).", lat);
+  m.declare("glassbox_batch_size", T::kHistogram, "Texts or tensor rows per engine run.", {1, 2, 4, 8, 16, 32, 64, 128, 256});
+  m.declare("glassbox_batch_tokens", T::kHistogram, "Real (unpadded) tokens per engine run.",
+            {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384});
+  m.declare("glassbox_input_tokens", T::kHistogram, "Tokens per input text after truncation.", {8, 16, 32, 64, 128, 256, 512, 1024, 2048});
+  m.declare("glassbox_requests_total", T::kCounter, "Requests answered, by model, route and status code.");
+  m.declare("glassbox_rejected_requests_total", T::kCounter,
+            "Requests refused, by reason: queue_full, deadline, too_large, invalid, draining, unavailable, cancelled.");
+  m.declare("glassbox_truncated_inputs_total", T::kCounter, "Input texts cut to the model's max_length (declared or requested policy).");
+  m.declare("glassbox_truncated_tokens_total", T::kCounter, "Tokens dropped by truncation.");
+  m.declare("glassbox_padding_tokens_total", T::kCounter, "Positions computed on padding (0 on the unpadded path).");
+  m.declare("glassbox_nonfinite_outputs_total", T::kCounter, "Engine runs whose output held NaN or Inf, by output.");
+  m.declare("glassbox_predictions_total", T::kCounter, "Classifications by top-1 label.");
+  m.declare("glassbox_prediction_confidence", T::kHistogram, "Top-1 softmax probability of classifications.",
+            {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999});
+  m.declare("glassbox_softmax_saturated_total", T::kCounter, "Classifications whose top-1 probability reached the saturation threshold.");
+  m.declare("glassbox_model_loads_total", T::kCounter, "Model loads by result (success, failure).");
+  m.declare("glassbox_queue_depth", T::kGauge, "Requests waiting for compute, by model.");
+  m.declare("glassbox_inflight_requests", T::kGauge, "Requests accepted and not yet answered.");
+  m.declare("glassbox_model_ready", T::kGauge, "1 when the model version serves, 0 when not.");
+}
+
+std::string route_template(const std::string& method, const std::string& path) {
+  const auto parts = split_path(path);
+  (void)method;
+  if (parts.empty()) return "other";
+  if (parts[0] == "v2") {
+    if (parts.size() == 1) return "/v2";
+    if (parts.size() == 3 && parts[1] == "health") return parts[2] == "live" || parts[2] == "ready" ? "/v2/health/" + parts[2] : "other";
+    if (parts[1] == "repository") {
+      if (parts.size() == 3 && parts[2] == "index") return "/v2/repository/index";
+      if (parts.size() == 5 && (parts[4] == "load" || parts[4] == "unload")) return "/v2/repository/models/{m}/" + parts[4];
+      return "other";
+    }
+    if (parts[1] == "models" && parts.size() >= 3) {
+      std::string t = "/v2/models/{m}";
+      size_t at = 3;
+      if (parts.size() > 4 && parts[3] == "versions") {
+        t += "/versions/{v}";
+        at = 5;
+      }
+      if (parts.size() == at) return t;
+      if (parts.size() == at + 1 && (parts[at] == "ready" || parts[at] == "infer" || parts[at] == "explain")) return t + "/" + parts[at];
+    }
+    return "other";
+  }
+  if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "embeddings") return "/v1/embeddings";
+  static const char* tei[] = {"embed", "predict", "tokenize", "decode", "info", "health", "metrics"};
+  if (parts.size() == 1)
+    for (const char* r : tei)
+      if (parts[0] == r) return "/" + parts[0];
+  return "other";
+}
+
+namespace {
+
+const char* refusal_reason(int status, bool draining) {
+  switch (status) {
+    case 429: return "queue_full";
+    case 504: return "deadline";
+    case 413: return "too_large";
+    case 499: return "cancelled";
+    case 503: return draining ? "draining" : "unavailable";
+    case 400: case 404: case 405: case 422: case 431: return "invalid";
+    default: return nullptr;
+  }
+}
+
+void access_log(const RequestMeta& meta, int status, double seconds) {
+  nlohmann::ordered_json j;
+  j["id"] = meta.id;
+  j["route"] = meta.route;
+  j["model"] = meta.model;
+  j["version"] = meta.version;
+  j["status"] = status;
+  j["total_ms"] = seconds * 1000;
+  j["queue_ms"] = meta.queue_s < 0 ? 0 : meta.queue_s * 1000;
+  j["compute_ms"] = meta.compute_s * 1000;
+  j["tokens"] = meta.tokens;
+  j["tokens_dropped"] = meta.tokens_dropped;
+  j["batch_size"] = meta.batch_size;
+  const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void record_request(ServerContext& ctx, const RequestMeta& meta, int status, double seconds) {
+  ctx.metrics.add("glassbox_requests_total", {{"model", meta.model}, {"route", meta.route}, {"code", std::to_string(status)}});
+  ctx.metrics.observe("glassbox_request_duration_seconds", {{"model", meta.model}, {"route", meta.route}}, seconds);
+  if (const char* reason = refusal_reason(status, ctx.draining.load()))
+    ctx.metrics.add("glassbox_rejected_requests_total", {{"model", meta.model}, {"reason", reason}});
+  if (ctx.options.access_log) access_log(meta, status, seconds);
+}
+
+HttpResponse scrape_metrics(ServerContext& ctx) {
+  auto depths = ctx.scheduler.queue_depths();
+  ctx.metrics.clear("glassbox_queue_depth");
+  ctx.metrics.clear("glassbox_model_ready");  // a replaced version's series must not stay at 1
+  for (const auto& e : ctx.repository.index()) {
+    ctx.metrics.set("glassbox_queue_depth", {{"model", e.name}}, static_cast<double>(depths[e.name]));
+    ctx.metrics.set("glassbox_model_ready", {{"model", e.name}, {"version", e.version}}, e.state == "READY" ? 1 : 0);
+  }
+  ctx.metrics.set("glassbox_inflight_requests", {}, static_cast<double>(ctx.in_flight()));
+  HttpResponse r;
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  r.body = ctx.metrics.exposition(process_metrics());
+  return r;
+}
+
+}  // namespace glassbox::server

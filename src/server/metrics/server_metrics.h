@@ -1,0 +1,23 @@
+// The server's metric families (names are a contract: dashboards and alert rules use them)
+// and the per-request accounting done when a response is sent.
+#pragma once
+
+#include <string>
+
+#include "server/http/http_types.h"
+#include "server/metrics/metrics.h"
+
+namespace glassbox::server {
+
+struct ServerContext;
+
+void declare_server_metrics(Metrics& metrics);
+// The route template of a path (a bounded label set): "/v2/models/{m}/infer", "/predict", ...
+std::string route_template(const std::string& method, const std::string& path);
+// Counts the request by route and status, its duration, and a refusal by reason; writes the
+// access log line when enabled.
+void record_request(ServerContext& ctx, const RequestMeta& meta, int status, double seconds);
+// GET /metrics: gauges refreshed, then every family and the process metrics.
+HttpResponse scrape_metrics(ServerContext& ctx);
+
+}  // namespace glassbox::server

@@ -1,0 +1,172 @@
+// Tensor requests batched along their first dimension: consecutive requests for one model
+// whose inputs agree in every dimension but the first, where the model declares that first
+// dimension symbolic, run as one engine run (up to max_batch_size rows) and their outputs are
+// split back by rows. Anything else runs alone.
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "server/scheduler/pending.h"
+
+namespace glassbox::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::vector<NamedTensor>& feeds_of(const Scheduler::Pending& p) { return std::get<TensorJob>(p.item.job).feeds; }
+
+// Rows this request contributes, or -1 when it cannot be batched with others.
+int64_t batch_rows(const LoadedModel& m, const std::vector<NamedTensor>& feeds) {
+  int64_t rows = -1;
+  for (const auto& f : feeds) {
+    const auto& specs = m.session->inputs();
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == f.name; });
+    if (spec == specs.end() || !spec->has_shape || spec->dims.empty() || spec->dims[0] >= 0 || f.tensor.rank() == 0) return -1;
+    if (rows >= 0 && f.tensor.shape()[0] != rows) return -1;
+    rows = f.tensor.shape()[0];
+  }
+  for (const auto& o : m.session->outputs())
+    if (!o.has_shape || o.dims.empty() || o.dims[0] >= 0) return -1;  // outputs must carry the batch dimension too
+  return rows;
+}
+
+bool compatible(const std::vector<NamedTensor>& a, const std::vector<NamedTensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Tensor &x = a[i].tensor, &y = b[i].tensor;
+    if (a[i].name != b[i].name || x.dtype() != y.dtype() || x.rank() != y.rank()) return false;
+    for (int64_t d = 1; d < x.rank(); ++d)
+      if (x.shape()[d] != y.shape()[d]) return false;
+  }
+  return true;
+}
+
+Result<std::vector<NamedTensor>> concat_feeds(const std::vector<std::shared_ptr<Scheduler::Pending>>& items, int64_t total) {
+  std::vector<NamedTensor> out;
+  const auto& first = feeds_of(*items.front());
+  for (size_t i = 0; i < first.size(); ++i) {
+    Shape shape = first[i].tensor.shape();
+    shape[0] = total;
+    GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(first[i].tensor.dtype(), shape));
+    char* dst = static_cast<char*>(t.mutable_raw());
+    for (const auto& p : items) {
+      const Tensor& src = feeds_of(*p)[i].tensor;
+      if (src.nbytes()) std::memcpy(dst, src.raw(), src.nbytes());
+      dst += src.nbytes();
+    }
+    out.push_back({first[i].name, std::move(t)});
+  }
+  return out;
+}
+
+// Splits each output by rows; nullopt if an output's first dimension is not the batch's.
+std::optional<std::vector<std::vector<NamedTensor>>> split_outputs(const std::vector<NamedTensor>& outs,
+                                                                   const std::vector<int64_t>& rows, int64_t total) {
+  std::vector<std::vector<NamedTensor>> per(rows.size());
+  for (const auto& o : outs) {
+    if (o.tensor.rank() == 0 || o.tensor.shape()[0] != total) return std::nullopt;
+    const size_t row_bytes = total ? o.tensor.nbytes() / static_cast<size_t>(total) : 0;
+    const char* src = static_cast<const char*>(o.tensor.raw());
+    for (size_t k = 0; k < rows.size(); ++k) {
+      Shape shape = o.tensor.shape();
+      shape[0] = rows[k];
+      auto t = Tensor::allocate(o.tensor.dtype(), shape);
+      if (!t.ok()) return std::nullopt;
+      if (t->nbytes()) std::memcpy(t->mutable_raw(), src, t->nbytes());
+      src += row_bytes * static_cast<size_t>(rows[k]);
+      per[k].push_back({o.name, std::move(t).value()});
+    }
+  }
+  return per;
+}
+
+void count_nonfinite(Metrics* metrics, const LoadedModel& m, const std::vector<NamedTensor>& outs) {
+  for (const auto& o : outs) {
+    bool bad = false;
+    if (o.tensor.dtype() == DataType::kFloat32) {
+      const float* v = o.tensor.data<float>();
+      for (int64_t i = 0; i < o.tensor.numel() && !bad; ++i) bad = !std::isfinite(v[i]);
+    } else if (o.tensor.dtype() == DataType::kFloat64) {
+      const double* v = o.tensor.data<double>();
+      for (int64_t i = 0; i < o.tensor.numel() && !bad; ++i) bad = !std::isfinite(v[i]);
+    }
+    if (bad) metrics->add("glassbox_nonfinite_outputs_total", {{"model", m.name}, {"version", m.version}, {"output", o.name}});
+  }
+}
+
+}  // namespace
+
+void Scheduler::run_tensor(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Pending>& head) {
+  const LoadedModel& m = *head->item.model;
+  int64_t total = batch_rows(m, feeds_of(*head));
+  if (total >= 0) wait_for_more(lock, head);
+  std::vector<std::shared_ptr<Pending>> items = {head};
+  if (total >= 0) {
+    for (size_t i = 1; i < queue_.size(); ++i) {
+      const auto& p = queue_[i];
+      if (p->item.model != head->item.model || !std::holds_alternative<TensorJob>(p->item.job)) break;
+      const int64_t rows = batch_rows(m, feeds_of(*p));
+      if (rows < 0 || !compatible(feeds_of(*head), feeds_of(*p)) || total + rows > options_.max_batch_size) break;
+      items.push_back(p);
+      total += rows;
+    }
+  }
+  for (const auto& p : items) remove(p);
+  lock.unlock();
+  std::vector<std::shared_ptr<Pending>> live;
+  const auto now = Clock::now();
+  for (const auto& p : items) {
+    if (drop_if_dead(p)) continue;
+    p->started = true;
+    const double waited = std::chrono::duration<double>(now - p->enqueued).count();
+    metrics_->observe("glassbox_queue_duration_seconds", model_labels(m), waited);
+    if (p->item.meta) p->item.meta->queue_s = waited;
+    live.push_back(p);
+  }
+  auto run_alone = [&](Pending& p) {
+    const auto t0 = Clock::now();
+    auto r = m.session->run(feeds_of(p));
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    metrics_->observe("glassbox_compute_duration_seconds", model_labels(m), s);
+    metrics_->observe("glassbox_batch_size", model_labels(m), 1);
+    if (p.item.meta) {
+      p.item.meta->compute_s += s;
+      p.item.meta->batch_size = 1;
+    }
+    if (r.ok()) count_nonfinite(metrics_, m, *r);
+    note_service(m.name, s, 1);
+    std::get<TensorJob>(p.item.job).done(std::move(r));
+  };
+  bool done = false;
+  if (live.size() > 1) {
+    std::vector<int64_t> rows;
+    int64_t sum = 0;
+    for (const auto& p : live) sum += rows.emplace_back(feeds_of(*p).front().tensor.shape()[0]);
+    auto feeds = concat_feeds(live, sum);
+    const auto t0 = Clock::now();
+    auto r = feeds.ok() ? m.session->run(*feeds) : Result<std::vector<NamedTensor>>(feeds.error());
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    auto split = r.ok() ? split_outputs(*r, rows, sum) : std::nullopt;
+    if (split) {
+      metrics_->observe("glassbox_compute_duration_seconds", model_labels(m), s);
+      metrics_->observe("glassbox_batch_size", model_labels(m), static_cast<double>(sum));
+      count_nonfinite(metrics_, m, *r);
+      note_service(m.name, s, live.size());
+      for (size_t k = 0; k < live.size(); ++k) {
+        if (auto& meta = live[k]->item.meta) {
+          meta->compute_s += s;
+          meta->batch_size = sum;
+        }
+        std::get<TensorJob>(live[k]->item.job).done(std::move((*split)[k]));
+      }
+      done = true;
+    }
+  }
+  if (!done)
+    for (const auto& p : live) run_alone(*p);
+  items.clear();
+  live.clear();
+  lock.lock();
+}
+
+}  // namespace glassbox::server

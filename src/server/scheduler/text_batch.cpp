@@ -1,0 +1,173 @@
+// Token-budget batching of text work: texts of waiting requests (same model, task and
+// normalize) fill one engine run up to max_batch_tokens real tokens and max_batch_size texts.
+#include <chrono>
+
+#include "server/log.h"
+#include "server/scheduler/pending.h"
+
+namespace glassbox::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool same_text_batch(const WorkItem& a, const WorkItem& b) {
+  const auto* ta = std::get_if<TextJob>(&a.job);
+  const auto* tb = std::get_if<TextJob>(&b.job);
+  return ta && tb && a.model == b.model && ta->task == tb->task && ta->normalize == tb->normalize;
+}
+
+void finish(Scheduler::Pending& p, Result<TextResults> r) {
+  if (p.finished) return;
+  p.finished = true;
+  std::get<TextJob>(p.item.job).done(std::move(r));
+}
+
+// Encodes every text of the request once; an input the pipeline refuses (overlong without a
+// policy, empty) fails this request alone.
+void encode_texts(Scheduler::Pending& p, Metrics* metrics) {
+  p.encoded = true;
+  const auto& job = std::get<TextJob>(p.item.job);
+  const LoadedModel& m = *p.item.model;
+  const Labels labels = model_labels(m);
+  for (size_t i = 0; i < job.inputs.size(); ++i) {
+    auto e = m.pipeline->encode(job.inputs[i], i);
+    if (!e.ok()) return finish(p, std::move(e).take_error());
+    const int64_t tokens = static_cast<int64_t>(e->encoding.size());
+    metrics->observe("glassbox_input_tokens", labels, static_cast<double>(tokens));
+    if (e->tokens_dropped > 0) {
+      metrics->add("glassbox_truncated_inputs_total", labels);
+      metrics->add("glassbox_truncated_tokens_total", labels, static_cast<double>(e->tokens_dropped));
+    }
+    if (p.item.meta) {
+      p.item.meta->tokens += tokens;
+      p.item.meta->tokens_dropped += e->tokens_dropped;
+    }
+    p.texts.push_back(std::move(e).value());
+  }
+  p.remaining = p.texts.size();
+  if (job.task == PipelineTask::kClassify) p.results.classes.resize(p.texts.size());
+  else p.results.embeddings.resize(p.texts.size());
+}
+
+struct Slot {
+  std::shared_ptr<Scheduler::Pending> owner;
+  size_t index;
+};
+
+Result<TextResults> run_engine(const LoadedModel& m, const TextJob& job, const std::vector<EncodedText>& batch, BatchStats* stats) {
+  TextResults r;
+  if (job.task == PipelineTask::kClassify) {
+    const int all = static_cast<int>(m.pipeline->decisions().labels.size());
+    GB_ASSIGN_OR_RETURN(r.classes, m.pipeline->classify_encoded(batch, all, stats));
+  } else {
+    GB_ASSIGN_OR_RETURN(r.embeddings, m.pipeline->embed_encoded(batch, job.normalize, stats));
+  }
+  return r;
+}
+
+void record_run(Metrics* metrics, const LoadedModel& m, const BatchStats& stats, double seconds) {
+  const Labels labels = model_labels(m);
+  metrics->observe("glassbox_compute_duration_seconds", labels, seconds);
+  metrics->observe("glassbox_batch_size", labels, static_cast<double>(stats.texts));
+  metrics->observe("glassbox_batch_tokens", labels, static_cast<double>(stats.real_tokens));
+  metrics->add("glassbox_padding_tokens_total", labels, static_cast<double>(stats.computed_tokens - stats.real_tokens));
+  for (const auto& o : stats.nonfinite_outputs) metrics->add("glassbox_nonfinite_outputs_total", {{"model", m.name}, {"version", m.version}, {"output", o}});
+}
+
+void record_predictions(Metrics* metrics, const LoadedModel& m, const TextResults& r, double saturation) {
+  const Labels labels = model_labels(m);
+  for (const auto& c : r.classes) {
+    if (c.labels.empty()) continue;
+    metrics->add("glassbox_predictions_total", {{"model", m.name}, {"version", m.version}, {"label", c.labels.front().label}});
+    metrics->observe("glassbox_prediction_confidence", labels, c.labels.front().score);
+    if (c.labels.front().score >= saturation) metrics->add("glassbox_softmax_saturated_total", labels);
+  }
+}
+
+}  // namespace
+
+void Scheduler::run_text(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Pending>& head) {
+  wait_for_more(lock, head);
+  std::vector<std::shared_ptr<Pending>> cands;
+  for (const auto& p : queue_) {
+    if (!same_text_batch(head->item, p->item)) continue;
+    cands.push_back(p);
+    if (static_cast<int>(cands.size()) >= options_.max_batch_size) break;
+  }
+  lock.unlock();
+  const LoadedModel& m = *head->item.model;
+  const TextJob& first = std::get<TextJob>(head->item.job);
+  std::vector<EncodedText> batch;
+  std::vector<Slot> slots;
+  int64_t tokens = 0;
+  const auto now = Clock::now();
+  for (const auto& c : cands) {
+    if (drop_if_dead(c)) continue;
+    if (!c->encoded) encode_texts(*c, metrics_);
+    while (!c->finished && c->next < c->texts.size()) {
+      const int64_t len = static_cast<int64_t>(c->texts[c->next].encoding.size());
+      const bool full = !batch.empty() && (tokens + len > options_.max_batch_tokens ||
+                                           static_cast<int>(batch.size()) >= options_.max_batch_size);
+      if (full) break;
+      if (!c->started) {
+        c->started = true;
+        const double waited = std::chrono::duration<double>(now - c->enqueued).count();
+        metrics_->observe("glassbox_queue_duration_seconds", model_labels(m), waited);
+        if (c->item.meta) c->item.meta->queue_s = waited;
+      }
+      tokens += len;
+      batch.push_back(std::move(c->texts[c->next]));
+      slots.push_back({c, c->next});
+      ++c->next;
+    }
+    if (!batch.empty() && (tokens >= options_.max_batch_tokens || static_cast<int>(batch.size()) >= options_.max_batch_size)) break;
+  }
+  lock.lock();
+  for (const auto& c : cands)
+    if (c->finished || (c->encoded && c->next >= c->texts.size())) remove(c);
+  lock.unlock();
+  if (!batch.empty()) {
+    BatchStats stats;
+    const auto t0 = Clock::now();
+    Result<TextResults> r = run_engine(m, first, batch, &stats);
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    record_run(metrics_, m, stats, seconds);
+    std::vector<Result<TextResults>> per_text;
+    if (!r.ok() && batch.size() > 1) {
+      // One text's failure (NaN, an engine error) must not fail the texts batched with it: run each alone.
+      for (size_t i = 0; i < batch.size(); ++i) {
+        BatchStats one;
+        per_text.push_back(run_engine(m, first, {batch[i]}, &one));
+        record_run(metrics_, m, one, 0);
+      }
+    }
+    if (r.ok()) record_predictions(metrics_, m, *r, options_.saturation_threshold);
+    std::map<Pending*, size_t> items_in_batch;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      Pending& owner = *slots[i].owner;
+      ++items_in_batch[&owner];
+      if (owner.item.meta) {
+        owner.item.meta->compute_s += seconds;
+        owner.item.meta->batch_size = std::max<int64_t>(owner.item.meta->batch_size, static_cast<int64_t>(batch.size()));
+      }
+      const Result<TextResults>& mine = per_text.empty() ? r : per_text[i];
+      if (!mine.ok()) {
+        finish(owner, mine.error());
+        continue;
+      }
+      const size_t at = per_text.empty() ? i : 0;
+      if (first.task == PipelineTask::kClassify) owner.results.classes[slots[i].index] = mine->classes[at];
+      else owner.results.embeddings[slots[i].index] = mine->embeddings[at];
+      if (--owner.remaining == 0) finish(owner, std::move(owner.results));
+    }
+    if (!per_text.empty())
+      for (const auto& pt : per_text)
+        if (pt.ok()) record_predictions(metrics_, m, pt.value(), options_.saturation_threshold);
+    note_service(m.name, seconds, items_in_batch.size());
+  }
+  slots.clear();
+  cands.clear();  // model versions are released outside the lock
+  lock.lock();
+}
+
+}  // namespace glassbox::server
