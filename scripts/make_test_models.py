@@ -12,6 +12,7 @@ Small models (committed-size, < 5 MB, used by tests and CI):
 Benchmark models (produced on demand with --bench, never committed):
   bert_base_op14.onnx   12 layers, hidden 768, 12 heads, vocab 30522 (~438 MB)
   distilbert_base_op14.onnx  6 layers, hidden 768
+  bert_base_cls_op14.onnx    BERT-base with a 2-label classifier head (bench/server)
   minilm_l6_op14.onnx   6 layers, hidden 384, 12 heads (MiniLM-L6-shaped)
 
 Weights are random (seeded): these models test the engine, not language.
@@ -149,6 +150,9 @@ BENCH = {
     "distilbert_base_op14": (Config(vocab=30522, hidden=768, layers=6, heads=12, intermediate=3072, max_pos=512,
                                     token_types=False, pooler=False), 14),
     "minilm_l6_op14": (Config(vocab=30522, hidden=384, layers=6, heads=12, intermediate=1536, max_pos=512), 14),
+    # BERT-base with a 2-label classification head: the serving benchmark's model (bench/server).
+    "bert_base_cls_op14": (Config(vocab=30522, hidden=768, layers=12, heads=12, intermediate=3072, max_pos=512,
+                                  num_labels=2), 14),
 }
 
 

@@ -34,38 +34,6 @@ void declare_server_metrics(Metrics& m) {
   m.declare("glassbox_model_ready", T::kGauge, "1 when the model version serves, 0 when not.");
 }
 
-std::string route_template(const std::string& method, const std::string& path) {
-  const auto parts = split_path(path);
-  (void)method;
-  if (parts.empty()) return "other";
-  if (parts[0] == "v2") {
-    if (parts.size() == 1) return "/v2";
-    if (parts.size() == 3 && parts[1] == "health") return parts[2] == "live" || parts[2] == "ready" ? "/v2/health/" + parts[2] : "other";
-    if (parts[1] == "repository") {
-      if (parts.size() == 3 && parts[2] == "index") return "/v2/repository/index";
-      if (parts.size() == 5 && (parts[4] == "load" || parts[4] == "unload")) return "/v2/repository/models/{m}/" + parts[4];
-      return "other";
-    }
-    if (parts[1] == "models" && parts.size() >= 3) {
-      std::string t = "/v2/models/{m}";
-      size_t at = 3;
-      if (parts.size() > 4 && parts[3] == "versions") {
-        t += "/versions/{v}";
-        at = 5;
-      }
-      if (parts.size() == at) return t;
-      if (parts.size() == at + 1 && (parts[at] == "ready" || parts[at] == "infer" || parts[at] == "explain")) return t + "/" + parts[at];
-    }
-    return "other";
-  }
-  if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "embeddings") return "/v1/embeddings";
-  static const char* tei[] = {"embed", "predict", "tokenize", "decode", "info", "health", "metrics"};
-  if (parts.size() == 1)
-    for (const char* r : tei)
-      if (parts[0] == r) return "/" + parts[0];
-  return "other";
-}
-
 namespace {
 
 const char* refusal_reason(int status, bool draining) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "server/codec/request_fields.h"
 #include "server/http/http_types.h"
 #include "server/metrics/metrics.h"
 
@@ -12,8 +13,6 @@ namespace glassbox::server {
 struct ServerContext;
 
 void declare_server_metrics(Metrics& metrics);
-// The route template of a path (a bounded label set): "/v2/models/{m}/infer", "/predict", ...
-std::string route_template(const std::string& method, const std::string& path);
 // Counts the request by route and status, its duration, and a refusal by reason; writes the
 // access log line when enabled.
 void record_request(ServerContext& ctx, const RequestMeta& meta, int status, double seconds);

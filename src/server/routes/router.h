@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "server/codec/request_fields.h"
 #include "server/http/http_types.h"
 #include "server/metrics/metrics.h"
 #include "server/repository/repository.h"
@@ -29,7 +30,6 @@ struct ServerContext {
 void route(ServerContext& ctx, HttpRequest&& req, Responder respond);
 
 // --- shared by the protocol files ---
-std::vector<std::string> split_path(const std::string& path);
 HttpResponse json_response(int status, const nlohmann::ordered_json& body);
 HttpResponse json_response(int status, const nlohmann::json& body);
 // Status for an error of the given code (400, 404, 413, 500).
@@ -56,10 +56,6 @@ WorkItem make_work(const ServerContext& ctx, std::shared_ptr<const LoadedModel> 
 void submit_work(ServerContext& ctx, WorkItem item, const Responder& respond);
 // The reject callback of a work item: answers with the status.
 std::function<void(int, const std::string&)> reject_with(const Responder& respond);
-// True if the bytes are valid UTF-8 (no overlongs, no surrogates).
-bool valid_utf8(std::string_view s);
-// Texts of a TEI/OpenAI "inputs"/"input" field: a string or an array of strings.
-Result<std::vector<PipelineInput>> parse_texts(const nlohmann::json& value, const char* field, const ServerOptions& options);
 // "X-Glassbox-Tokens-Dropped" when a declared or requested truncation dropped tokens.
 void add_truncation_header(HttpResponse& r, int64_t dropped);
 
