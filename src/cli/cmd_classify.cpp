@@ -7,20 +7,29 @@ void add_classify_command(CLI::App& app) {
   struct Args {
     glassbox::cli::TextArgs text;
     int top_k = 1;
+    bool timing = false;
   };
   auto a = std::make_shared<Args>();
   glassbox::cli::add_text_options(cmd, a->text);
   cmd->add_option("--top-k", a->top_k, "labels reported per text (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--timing", a->timing,
+                "run the texts one at a time and print per-text latency (p50/p95/p99), load time and peak RSS "
+                "as a JSON line on stderr (default: off, texts run in batches)");
   cmd->callback([a] {
     using namespace glassbox;
     std::vector<PipelineInput> texts;
+    const auto load0 = std::chrono::steady_clock::now();
     Pipeline pipeline = cli::load_pipeline("classify", a->text, texts);
+    cli::TextTiming timing;
+    timing.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load0).count();
     const Pipeline* p = &pipeline;
     const auto t0 = std::chrono::steady_clock::now();
     int64_t tokens = 0;
     size_t index = 0;
-    cli::with_progress(texts, 256, [&](const std::vector<PipelineInput>& chunk) {
+    cli::with_progress(texts, a->timing ? 1 : 256, [&](const std::vector<PipelineInput>& chunk) {
+      const auto c0 = std::chrono::steady_clock::now();
       auto r = p->classify(chunk, a->top_k);
+      if (a->timing) timing.per_text_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count());
       if (!r.ok()) cli::fail("classify", std::move(r).take_error().with_where("texts from " + std::to_string(index)));
       for (size_t i = 0; i < r->size(); ++i) {
         const auto& c = (*r)[i];
@@ -39,5 +48,6 @@ void add_classify_command(CLI::App& app) {
       index += chunk.size();
     });
     cli::print_throughput("classify", texts.size(), tokens, t0);
+    if (a->timing) cli::print_timing("classify", timing);
   });
 }

@@ -2,7 +2,10 @@
 // from arguments or JSONL on stdin, progress on a terminal, throughput summary.
 #pragma once
 
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <chrono>
 #include <filesystem>
@@ -96,6 +99,30 @@ void with_progress(const std::vector<PipelineInput>& inputs, size_t chunk, Fn&& 
     }
   }
   if (tty) std::cerr << "\n";
+}
+
+// --timing: per-text latency when texts run one at a time (what a service sees per request),
+// the load time and the process's peak RSS, as one JSON line on stderr.
+struct TextTiming {
+  double load_ms = 0;
+  std::vector<double> per_text_ms;
+};
+
+inline void print_timing(const char* verb, TextTiming t) {
+  std::sort(t.per_text_ms.begin(), t.per_text_ms.end());
+  auto q = [&](double p) {
+    if (t.per_text_ms.empty()) return 0.0;
+    return t.per_text_ms[std::min(t.per_text_ms.size() - 1, static_cast<size_t>(p * t.per_text_ms.size()))];
+  };
+  double sum = 0;
+  for (double v : t.per_text_ms) sum += v;
+  struct rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  nlohmann::ordered_json j{{"verb", verb}, {"texts", t.per_text_ms.size()}, {"load_ms", t.load_ms},
+                           {"p50_ms", q(0.50)}, {"p95_ms", q(0.95)}, {"p99_ms", q(0.99)},
+                           {"mean_ms", t.per_text_ms.empty() ? 0 : sum / t.per_text_ms.size()},
+                           {"peak_rss_mb", static_cast<double>(ru.ru_maxrss) / 1024.0}};
+  std::cerr << "glassbox " << verb << " timing: " << j.dump() << "\n";
 }
 
 inline void print_throughput(const char* verb, size_t texts, int64_t tokens, std::chrono::steady_clock::time_point t0) {

@@ -189,3 +189,18 @@ def test_errors_do_not_echo_internal_paths(text_server, models):
                       json={"inputs": [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["a " * 400]}]}, timeout=30)
     assert r.status_code == 413
     assert models["root"] not in r.text and "/models/" not in r.text, r.text
+
+
+def test_client_gone_mid_body_and_content_length_mismatch(text_server):
+    # Headers promise 5000 bytes; the client sends 10 and vanishes: nothing is queued, the server stays up.
+    s = socket.create_connection(("127.0.0.1", text_server.port), timeout=10)
+    s.sendall(b"POST /v2/models/langid/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n{\"inputs\":")
+    s.close()
+    # A body longer than its Content-Length: the extra bytes are the next request, which is malformed.
+    body = json.dumps({"inputs": [TEXT]}).encode()
+    data = raw_exchange(text_server, b"POST /v2/models/langid/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body)
+                        + body + b"garbage that is not a request\r\n\r\n")
+    assert data.startswith(b"HTTP/1.1 200"), data[:200]
+    assert live(text_server)
+    r = requests.post(text_server.url("/v2/models/langid/infer"), json={"inputs": [TEXT]}, timeout=30)
+    assert r.status_code == 200
