@@ -35,18 +35,11 @@ def texts(seed, n=2000):
     return out
 
 
-def rss_peak(pid):
+def proc_status_bytes(pid, key):
+    """A memory line of /proc/PID/status (VmHWM = peak RSS, VmRSS = now) in bytes."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def rss_now(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) * 1024
     return 0
 
@@ -90,7 +83,7 @@ def run(port, pid, clients, seconds, seed, honor_retry):
 
     def sample():
         while time.time() < stop_at:
-            rss_samples.append(rss_now(pid))
+            rss_samples.append(proc_status_bytes(pid, "VmRSS"))
             time.sleep(0.5)
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)] + [threading.Thread(target=sample)]
@@ -104,7 +97,7 @@ def run(port, pid, clients, seconds, seed, honor_retry):
     q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1000 if lat else float("nan")  # noqa: E731
     return {"clients": clients, "seconds": round(wall, 1), "ok": len(lat), "rps": round(len(lat) / wall, 2),
             "p50_ms": round(q(0.50), 1), "p95_ms": round(q(0.95), 1), "p99_ms": round(q(0.99), 1),
-            "errors": errors[0], "refused_429": refused[0], "peak_rss_mb": round(rss_peak(pid) / 2**20, 1),
+            "errors": errors[0], "refused_429": refused[0], "peak_rss_mb": round(proc_status_bytes(pid, "VmHWM") / 2**20, 1),
             "rss_first_mb": round(rss_samples[0] / 2**20, 1) if rss_samples else None,
             "rss_last_mb": round(rss_samples[-1] / 2**20, 1) if rss_samples else None}
 

@@ -100,7 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (!parser.is_done()) {
       const size_t n = parser.put(boost::asio::buffer(input.data() + used, input.size() - used), ec);
       used += n;
-      if (ec == http::error::need_more && used < input.size()) continue;
+      // need_more with nothing consumed: the rest of the input is an incomplete message.
+      if (ec == http::error::need_more && n > 0 && used < input.size()) continue;
       if (ec || n == 0) break;
     }
     if (ec && ec != http::error::need_more) return 0;

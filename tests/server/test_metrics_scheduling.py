@@ -23,6 +23,15 @@ FAMILIES = [
 ]
 
 
+def concurrently(fn, n):
+    """Runs fn(0) .. fn(n-1) on n threads at once and waits (bounded) for all of them."""
+    threads = [threading.Thread(target=fn, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120 * SLOW)
+
+
 def scrape(s):
     r = requests.get(s.url("/metrics"), timeout=30)
     assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/plain")
@@ -103,11 +112,7 @@ def test_concurrent_texts_batch_and_equal_one_at_a_time(start_server, models):
     def send(i):
         results[i] = requests.post(s.url("/predict"), json={"inputs": texts[i], "raw_scores": True, "top_k": 24}, timeout=60).json()
 
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(texts))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120 * SLOW)
+    concurrently(send, len(texts))
     for got, ref in zip(results, alone):
         g = {e["label"]: e["score"] for e in got}
         r = {e["label"]: e["score"] for e in ref}
@@ -149,11 +154,7 @@ def test_tensor_requests_batch_along_the_first_dimension(start_server, models):
         body = {"inputs": [{"name": "x", "datatype": "FP32", "shape": [len(xs[i])], "data": xs[i].tolist()}]}
         outs[i] = requests.post(s.url("/v2/models/nonfinite/infer"), json=body, timeout=60).json()
 
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(xs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120 * SLOW)
+    concurrently(send, len(xs))
     for x, o in zip(xs, outs):
         assert o["outputs"][0]["shape"] == [len(x)]
         assert np.allclose(o["outputs"][0]["data"], np.log(x), atol=1e-6)
