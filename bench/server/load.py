@@ -2,7 +2,9 @@
 """Closed-loop load generator for the serving benchmark (loopback only).
 
 Each of C clients keeps one keep-alive connection and sends POST /predict {"inputs": text} back
-to back for D seconds; texts are 8-200 words cut from tests/data/tokenizer/corpus (seeded).
+to back for D seconds; texts are 8-200 words cut from the English, German and French
+texts of tests/data/tokenizer/corpus (seeded; whitespace-separated languages, so a "word" is a word and
+200 words stay under BERT's 512 positions).
 Reports throughput, p50/p95/p99 of admitted requests, errors and 429s, and the server's peak RSS
 (VmHWM of PID) as one JSON line.
 
@@ -22,10 +24,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 def texts(seed, n=2000):
     words = []
     corpus = os.path.join(ROOT, "tests", "data", "tokenizer", "corpus")
-    for f in sorted(os.listdir(corpus)):
-        if f.endswith(".txt"):
-            with open(os.path.join(corpus, f), encoding="utf-8") as fh:
-                words += fh.read().split()
+    for f in ("en.txt", "de.txt", "fr.txt"):
+        with open(os.path.join(corpus, f), encoding="utf-8") as fh:
+            words += fh.read().split()
     rng = random.Random(seed)
     out = []
     for _ in range(n):
@@ -47,6 +48,7 @@ def proc_status_bytes(pid, key):
 def run(port, pid, clients, seconds, seed, honor_retry):
     pool = texts(seed)
     lat, errors, refused = [], [0], [0]
+    error_kinds = {}
     lock = threading.Lock()
     stop_at = time.time() + seconds
     rss_samples = []
@@ -69,14 +71,16 @@ def run(port, pid, clients, seconds, seed, honor_retry):
                         refused[0] += 1
                     else:
                         errors[0] += 1
+                        error_kinds[str(r.status)] = error_kinds.get(str(r.status), 0) + 1
                 if r.status == 429 and honor_retry:
                     time.sleep(min(float(r.getheader("Retry-After", "1")), max(0.0, stop_at - time.time())))
                 if r.getheader("Connection", "").lower() == "close":
                     conn.close()
                     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-            except Exception:  # noqa: BLE001 - a reset counts as an error
+            except Exception as e:  # noqa: BLE001 - a reset counts as an error
                 with lock:
                     errors[0] += 1
+                    error_kinds[type(e).__name__] = error_kinds.get(type(e).__name__, 0) + 1
                 conn.close()
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         conn.close()
@@ -97,7 +101,7 @@ def run(port, pid, clients, seconds, seed, honor_retry):
     q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1000 if lat else float("nan")  # noqa: E731
     return {"clients": clients, "seconds": round(wall, 1), "ok": len(lat), "rps": round(len(lat) / wall, 2),
             "p50_ms": round(q(0.50), 1), "p95_ms": round(q(0.95), 1), "p99_ms": round(q(0.99), 1),
-            "errors": errors[0], "refused_429": refused[0], "peak_rss_mb": round(proc_status_bytes(pid, "VmHWM") / 2**20, 1),
+            "errors": errors[0], "error_kinds": error_kinds, "refused_429": refused[0], "peak_rss_mb": round(proc_status_bytes(pid, "VmHWM") / 2**20, 1),
             "rss_first_mb": round(rss_samples[0] / 2**20, 1) if rss_samples else None,
             "rss_last_mb": round(rss_samples[-1] / 2**20, 1) if rss_samples else None}
 

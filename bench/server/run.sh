@@ -17,13 +17,13 @@ model="$root/tests/data/generated/bert_base_cls_op14.onnx"
 [[ -f "$work/bench_cls/tokenizer.json" ]] || node "$root/bench/server/make_model_dir.js" "$work/bench_cls"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); commit $(git -C "$root" rev-parse --short HEAD); $secs s per case"
 
-start() {  # start NAME CMD... -> sets PID, PORT (waits for "listening on 127.0.0.1:PORT")
-  local log="$work/$1.log"; shift
+start() {  # start NAME CMD... -> sets PID, PORT (waits for "listening on 127.0.0.1:PORT"; glassbox: "server ready")
+  local name=$1 log="$work/$1.log"; shift
   "$@" 2>"$log" >/dev/null &
   PID=$!
   for _ in $(seq 1 600); do
     PORT=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
-    if [[ -n "$PORT" ]] && { [[ "$log" != *glassbox* ]] || grep -q "server ready" "$log"; }; then return 0; fi
+    if [[ -n "$PORT" ]] && { [[ "$name" != glassbox* ]] || grep -q "server ready" "$log"; }; then return 0; fi
     sleep 0.5
   done
   echo "server $log did not start" >&2; kill -9 $PID; exit 1
