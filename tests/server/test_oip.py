@@ -159,3 +159,21 @@ def test_explain_route(text_server):
     server = {row["name"]: row for row in j["server"]}
     assert server["max_body_bytes"]["reason"] and server["host"]["value"] == "127.0.0.1"
     assert server["port"]["source"] == "flag"
+
+
+def test_explain_serve_and_config_file(tmp_path):
+    import subprocess
+    from conftest import GLASSBOX
+    cfg = tmp_path / "serve.json"
+    cfg.write_text(json.dumps({"server": {"port": 9123, "max_queue": 5}, "session": {"opt_level": 1}}))
+    r = subprocess.run([GLASSBOX, "explain", "--serve", "--json", "--config", str(cfg)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    rows = {(o["component"], o["name"]): o for o in json.loads(r.stdout)["options"]}
+    assert rows[("server", "port")]["value"] == "9123" and rows[("server", "port")]["source"] == "file"
+    assert rows[("server", "max_queue")]["value"] == "5" and rows[("server", "max_batch_tokens")]["source"] == "default"
+    assert rows[("session", "opt_level")]["value"] == "1"
+    for row in rows.values():
+        assert row["reason"], row
+    cfg.write_text(json.dumps({"server": {"prot": 1}}))
+    r = subprocess.run([GLASSBOX, "explain", "--serve", "--config", str(cfg)], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "unknown key \"prot\"" in r.stderr
