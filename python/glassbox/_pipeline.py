@@ -69,7 +69,7 @@ class TextClassificationPipeline(Pipeline):
 
         ``top_k=None``: the best label per text: ``[{"label", "score"}]`` for a str, one such dict per
         text for a list. ``top_k=k``: the k best labels, sorted by score: a list of k dicts for a str,
-        a list of such lists for a list. A text over the model's max_length is InvalidInput unless
+        a list of such lists for a list. A text over the model's max_length is LimitExceeded unless
         glassbox.json (or ``truncation=``) declares a truncation policy.
         """
         texts, single = self._as_list(inputs)
