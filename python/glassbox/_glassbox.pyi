@@ -80,7 +80,7 @@ class Session:
     """An ONNX model loaded, validated and optimized by glassbox's engine."""
     def __init__(self, path: Union[str, "PathLike[str]"], *, threads: int = 0, opt_level: int = 2,
                  precision: str = "fp32", disabled_passes: Optional[Sequence[str]] = None,
-                 memory_limit_bytes: int = 17179869184, plan_cache_size: int = 16, use_memory_plan: bool = True,
+                 memory_limit_bytes: int = 17179869184, plan_cache_size: int = 64, use_memory_plan: bool = True,
                  map_initializers: bool = True) -> None:
         """Loads MODEL.onnx; precision: only 'fp32' (bf16 / int8 are not implemented yet)."""
     @property

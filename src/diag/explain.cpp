@@ -67,11 +67,14 @@ const std::vector<Field<SessionOptions>>& session_fields() {
                "1 MiB: folding bigger constants trades a cheap node for resident memory",
                "higher grows RSS with folded copies of large tensors"),
       GB_FIELD(SessionOptions, plan_cache_size, num_text,
-               "16 shape signatures: a server's handful of padded lengths stay planned",
+               "64 shape signatures: every length up to 512 tokens rounded to 8 (as pipelines round) stays planned",
                "too small re-plans on every new length (latency spikes); too large keeps stale plans resident"),
       GB_FIELD(SessionOptions, use_memory_plan, bool_text,
                "true: one arena per run with lifetime-based reuse, no per-tensor allocation in the steady state",
                "false allocates every tensor from the heap: slower, more fragmentation"),
+      GB_FIELD(SessionOptions, kept_arenas, num_text,
+               "2: one arena per sequence the pool's two threads run at once, reused instead of freshly mapped each run",
+               "the kept arenas stay resident (the largest recent runs' size); 0 maps and zeroes a new arena every run"),
       GB_FIELD(SessionOptions, log_passes, bool_text,
                "false: `run` output stays clean; the changes are always in Session::pass_log()",
                "none"),
@@ -156,7 +159,7 @@ const std::vector<Field<UnpadOptions>>& unpad_fields() {
 }
 
 // If an options struct gains a field, its table must gain a row (with a reason) too.
-static_assert(aggregate_field_count<SessionOptions>() == 9, "SessionOptions changed: update session_fields() in explain.cpp");
+static_assert(aggregate_field_count<SessionOptions>() == 10, "SessionOptions changed: update session_fields() in explain.cpp");
 static_assert(aggregate_field_count<graph::LoadOptions>() == 8, "LoadOptions changed: update load_fields() in explain.cpp");
 static_assert(aggregate_field_count<EncodeOptions>() == 7, "EncodeOptions changed: update encode_fields() in explain.cpp");
 static_assert(aggregate_field_count<UnpadOptions>() == 3, "UnpadOptions changed: update unpad_fields() in explain.cpp");

@@ -428,10 +428,16 @@ Result<std::vector<Value>> execute_values(const CompiledGraph& g, const std::vec
   }
   if (options.record) options.record->values.assign(n, {});
   if (options.plan && options.plan->arena_bytes > 0) {
-    try {
-      rs.arena = make_owned_buffer(static_cast<size_t>(options.plan->arena_bytes));
-    } catch (const std::bad_alloc&) {
-      rs.arena = nullptr;  // fall back to one allocation per tensor
+    const auto bytes = static_cast<size_t>(options.plan->arena_bytes);
+    if (options.arena && *options.arena && (*options.arena)->size() >= bytes) {
+      rs.arena = *options.arena;
+    } else {
+      try {
+        rs.arena = make_owned_buffer(bytes);
+        if (options.arena) *options.arena = rs.arena;
+      } catch (const std::bad_alloc&) {
+        rs.arena = nullptr;  // fall back to one allocation per tensor
+      }
     }
   }
   const bool observe = options.observer && *options.observer;

@@ -64,6 +64,11 @@ struct ExecuteOptions {
   // Tell ops which inputs are initializers (ComputeContext::input_is_constant), so they may
   // cache work derived from them; off = every op takes its plain path (kernel variant packed_weights).
   bool constants_cacheable = false;
+  // In/out, with `plan`: an arena kept from an earlier run. Used when it is at least the plan's
+  // arena_bytes (its memory is not zeroed again: ops write every element of their outputs, as the
+  // plan's slot reuse already requires); otherwise a new arena is allocated and stored here, so the
+  // caller can keep it for the next run (SessionOptions::kept_arenas).
+  std::shared_ptr<Buffer>* arena = nullptr;
 };
 
 // Runs the graph; `inputs` are in model input order. Returns graph outputs in
