@@ -17,9 +17,10 @@ constexpr PassEntry kPasses[] = {
     {"matmul_epilogue_fusion", 2, "MatMul with constant weights + bias Add [+ Gelu] [+ residual Add] -> glassbox::FusedMatMul (epilogue fused into the GEMM)", &matmul_epilogue_fusion},
     {"layer_norm_fusion", 2, "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add (torch.onnx LayerNorm, last axis) -> glassbox::LayerNorm", &layer_norm_fusion},
     {"attention_softmax_fusion", 2, "Div(scores, c)/Add(mask)/Softmax(-1) -> glassbox::ScaledMaskedSoftmax (one pass over the attention scores)", &attention_softmax_fusion},
+    {"quantized_matmul_fusion", 2, "MatMulInteger/Cast/Mul(scales) (onnxruntime's dynamic quantization) or DequantizeLinear x2/MatMul (QDQ), [+ bias Add] -> glassbox::MatMulIntegerToFloat (u8 x s8 GEMM, scale and bias applied per tile)", &quantized_matmul_fusion},
     {"dead_node_elimination", 1, "removes nodes none of whose outputs reach a graph output", &dead_node_elimination},
     // Runtime kernel variants: no graph rewrite (run == nullptr), switched by the same names.
-    {"packed_weights", 1, "kernel variant: MatMul (and the fused MatMul ops) pack constant float32 weights once (lazily, at the first run) into oneDNN's blocked layout; costs one extra copy of those weights", nullptr},
+    {"packed_weights", 1, "kernel variant: MatMul (and the fused MatMul ops) pack constant float32 (MatMulInteger: int8) weights once (lazily, at the first run) into oneDNN's blocked layout; costs one extra copy of those weights", nullptr},
 };
 
 void collect_graph_names(const Graph& g, std::set<std::string>& used) {
