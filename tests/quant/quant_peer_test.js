@@ -6,16 +6,21 @@
 // fusion disabled) and by onnxruntime-node 1.30.0 (optimizations disabled: the nodes as written)
 // on the same files and inputs.
 //
-// Tolerance. Both engines do the integer products exactly and quantize with the same formula,
-// but the float parts between the quantized layers (LayerNorm, softmax, GELU, attention, float
-// sums in another order) differ in the last bits; an activation that lands within that much of
-// a rounding boundary x / scale = k + 1/2 (or a DynamicQuantizeLinear range that moves by an ulp)
-// is quantized one step apart, and that step propagates. Its size is bounded by the quantization
-// noise itself, which we measure in the same run as ORT int8 vs ORT fp32 (the error the user
-// accepted by quantizing): glassbox int8 must be within 5 % of that noise in max abs difference,
-// and within 1 % in mean abs difference (one step in a few elements, not a different model).
-// The fused and unfused glassbox runs must also agree to 1e-5 of the output scale on the dynamic
-// models (bit-identical arithmetic; only the ordering of the float parts around them may differ).
+// Tolerances. Both engines do the integer products exactly and quantize with the same formula,
+// so the int8 path itself is checked strictly: glassbox with the float-reordering fusions off
+// (layer_norm_fusion, gelu_fusion, attention_softmax_fusion, matmul_epilogue_fusion; the int8
+// fusion and kernels on) must equal ORT to STRICT x the output's max |value| (float-level
+// agreement, 1e-5; measured <= 1e-6 here). With every pass on, the float parts between the
+// quantized layers (e.g. layer_norm_fusion's 16-lane sums) round differently in the last bit;
+// an activation that lands that close to a rounding boundary x / scale = k + 1/2 is quantized
+// one step apart in the next DynamicQuantizeLinear and the step propagates (measured: distilbert
+// 1 x 100 differs by 1.2e-2 with layer_norm_fusion on and by 4.8e-7 with it off; ORT itself, on
+// bert_tiny 1 x 100, differs by 4.7e-3 between its 'all' and 'disabled' optimization levels).
+// Such a step is bounded by the quantization noise itself, measured in the same run as ORT int8
+// vs ORT fp32 (the error the user accepted by quantizing): the default run must stay within
+// half of that noise in max abs difference and a tenth of it in mean abs difference (one step in
+// a few elements, not a different model). Fused and unfused glassbox runs must agree to STRICT
+// on the dynamic models (bit-identical integer arithmetic).
 // Usage: node tests/quant/quant_peer_test.js GLASSBOX_BINARY PYTHON3
 'use strict';
 const fs = require('fs');
@@ -29,8 +34,10 @@ const { writeNpy, readNpy } = require(path.join(ROOT, 'scripts', 'parity', 'npy.
 
 const [GLASSBOX, PYTHON = '/usr/bin/python3'] = process.argv.slice(2);
 const GENERATED = path.join(ROOT, 'tests', 'data', 'generated');
-const NOISE_MAX_FRACTION = 0.05;
-const NOISE_MEAN_FRACTION = 0.01;
+const NOISE_MAX_FRACTION = 0.5;
+const NOISE_MEAN_FRACTION = 0.1;
+const STRICT = 1e-5;
+const FLOAT_FUSIONS = ['layer_norm_fusion', 'gelu_fusion', 'attention_softmax_fusion', 'matmul_epilogue_fusion'];
 let failures = 0;
 
 function check(ok, what) {
@@ -105,23 +112,27 @@ async function main() {
               run(PYTHON, [path.join(ROOT, 'scripts', 'quantize_model.py'), fp32, q, '--mode', mode,
                 ...(perChannel ? ['--per-channel'] : [])]);
             const ort8 = await runOrt(q, feeds);
-            const fused = glassboxRun(q, feeds, path.join(tmp, 'fused'), []);
-            const unfused = glassboxRun(q, feeds, path.join(tmp, 'unfused'), ['--disable-pass', 'quantized_matmul_fusion']);
-            check(fused.length === ort8.length && unfused.length === ort8.length, `${label}: ${ort8.length} outputs`);
+            const dir = path.join(tmp, label.replace(/ /g, '_'));
+            const fused = glassboxRun(q, feeds, path.join(dir, 'fused'), []);
+            const unfused = glassboxRun(q, feeds, path.join(dir, 'unfused'), ['--disable-pass', 'quantized_matmul_fusion']);
+            const strict = glassboxRun(q, feeds, path.join(dir, 'strict'), FLOAT_FUSIONS.flatMap((p) => ['--disable-pass', p]));
+            check(fused.length === ort8.length && unfused.length === ort8.length && strict.length === ort8.length, `${label}: ${ort8.length} outputs`);
             for (let k = 0; k < ort8.length && k < fused.length; ++k) {
               const noise = diffs(ort8[k].data, ref32[k].data);
               const d = diffs(fused[k].data, ort8[k].data);
               const du = diffs(unfused[k].data, ort8[k].data);
+              const ds = diffs(strict[k].data, ort8[k].data);
               const scale = Math.max(...Array.from(ort8[k].data, Math.abs), 1e-30);
               console.log(`  ${label} output ${k}: |glassbox - ORT int8| max ${d.max.toExponential(3)} mean ` +
-                `${d.mean.toExponential(3)}; unfused max ${du.max.toExponential(3)}; ORT int8 vs fp32 (noise) max ` +
+                `${d.mean.toExponential(3)}; unfused max ${du.max.toExponential(3)}; float fusions off max ${ds.max.toExponential(3)}; ORT int8 vs fp32 (noise) max ` +
                 `${noise.max.toExponential(3)} mean ${noise.mean.toExponential(3)}`);
               check(d.max <= NOISE_MAX_FRACTION * noise.max && d.mean <= NOISE_MEAN_FRACTION * noise.mean,
                 `${label} output ${k}: fused within ${NOISE_MAX_FRACTION} (max) / ${NOISE_MEAN_FRACTION} (mean) of the quantization noise`);
               check(du.max <= NOISE_MAX_FRACTION * noise.max && du.mean <= NOISE_MEAN_FRACTION * noise.mean,
                 `${label} output ${k}: unfused within the same bound`);
+              check(ds.max <= STRICT * scale, `${label} output ${k}: float fusions off: within ${STRICT} of max |ORT| (${scale.toExponential(2)})`);
               if (mode === 'dynamic')
-                check(diffs(fused[k].data, unfused[k].data).max <= 1e-5 * scale, `${label} output ${k}: fused = unfused`);
+                check(diffs(fused[k].data, unfused[k].data).max <= STRICT * scale, `${label} output ${k}: fused = unfused`);
             }
           }
         }
