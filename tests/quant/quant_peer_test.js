@@ -39,6 +39,7 @@ const NOISE_MEAN_FRACTION = 0.1;
 const STRICT = 1e-5;
 const FLOAT_FUSIONS = ['layer_norm_fusion', 'gelu_fusion', 'attention_softmax_fusion', 'matmul_epilogue_fusion'];
 let failures = 0;
+let lastStderr = '';
 
 function check(ok, what) {
   console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
@@ -48,6 +49,7 @@ function check(ok, what) {
 function run(cmd, args) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
+  lastStderr = r.stderr || '';
   return r.stdout;
 }
 
@@ -113,7 +115,10 @@ async function main() {
                 ...(perChannel ? ['--per-channel'] : [])]);
             const ort8 = await runOrt(q, feeds);
             const dir = path.join(tmp, label.replace(/ /g, '_'));
-            const fused = glassboxRun(q, feeds, path.join(dir, 'fused'), []);
+            const fused = glassboxRun(q, feeds, path.join(dir, 'fused'), ['--log-passes']);
+            const fusedCount = (lastStderr.match(/quantized_matmul_fusion: fused/g) || []).length;
+            const layers = 12;  // MatMuls with constant weights in each tiny model (pooler/classifier are Gemm, not quantized)
+            check(fusedCount === layers, `${label}: quantized_matmul_fusion fused ${fusedCount} of ${layers} quantized MatMuls`);
             const unfused = glassboxRun(q, feeds, path.join(dir, 'unfused'), ['--disable-pass', 'quantized_matmul_fusion']);
             const strict = glassboxRun(q, feeds, path.join(dir, 'strict'), FLOAT_FUSIONS.flatMap((p) => ['--disable-pass', p]));
             check(fused.length === ort8.length && unfused.length === ort8.length && strict.length === ort8.length, `${label}: ${ort8.length} outputs`);
