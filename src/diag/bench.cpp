@@ -52,7 +52,7 @@ double node_flops(const std::string& op, std::span<const Tensor* const> in, std:
   auto numel = [](const Tensor* t) { return t ? static_cast<double>(t->numel()) : 0.0; };
   if (in.empty() || out.empty() || !in[0] || !out[0]) return 0;
   const Tensor& a = *in[0];
-  if (op == "MatMul" || op == "FusedMatMul" || op == "MatMulInteger") {
+  if (op == "MatMul" || op == "FusedMatMul" || op == "MatMulInteger" || op == "MatMulIntegerToFloat") {
     if (a.rank() < 1) return 0;
     return 2.0 * numel(out[0]) * static_cast<double>(a.shape().back());
   }

@@ -2,7 +2,8 @@
 //   quantize:   q = saturate(round_half_even(x / scale) + zero_point)
 //   dequantize: x = (q - zero_point) * scale
 // Per-axis forms view the data as [outer, axis_dim, inner] with one scale and
-// zero point per axis index.
+// zero point per axis index. minmax_f32 / quantize_f32_u8 are the vectorized
+// per-tensor forms (AVX2 when the CPU has it, quantize_fast.cpp), equal to the loops here.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +23,12 @@ inline Q saturate_round(float v, int32_t zero_point) {
   return static_cast<Q>(std::clamp<float>(q, static_cast<float>(std::numeric_limits<Q>::lowest()),
                                           static_cast<float>(std::numeric_limits<Q>::max())));
 }
+
+// lo = min(0, min x), hi = max(0, max x); NaN elements are ignored.
+void minmax_f32(const float* x, int64_t n, float* lo, float* hi);
+
+// y[i] = saturate_round<uint8_t>(x[i] / scale, zero_point), per tensor.
+void quantize_f32_u8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* y);
 
 // scale/zero_point have axis_dim entries (1 with axis_dim = 1 for per-tensor).
 template <class X, class Q>

@@ -6,6 +6,9 @@
 // An all-zero (or empty) x has range 0, and the formula would divide by 0:
 // then y_scale = 1, y_zero_point = 0, y = 0, as onnxruntime outputs
 // (scripts/parity/op_cases.py dynamicquantizelinear_all_zero).
+#include <algorithm>
+#include <vector>
+
 #include "ops/quant_common.h"
 
 namespace glassbox::ops {
@@ -17,17 +20,26 @@ class DynamicQuantizeLinearOp final : public Op {
     GB_ASSIGN_OR_RETURN(const Tensor* x, nn::need_input(ctx, 0, "x"));
     GB_RETURN_IF_ERROR(nn::need_float32(ctx, *x, "x"));
     const float* px = x->data<float>();
-    float lo = 0.f, hi = 0.f;
-    for (int64_t i = 0; i < x->numel(); ++i) {
-      lo = std::min(lo, px[i]);
-      hi = std::max(hi, px[i]);
-    }
+    const int64_t n = x->numel();
+    // Chunks on the pool (vectorized min/max, then vectorized quantization); the
+    // result does not depend on the chunking (min/max are exact, elements independent).
+    constexpr int64_t kChunk = 1 << 16;
+    const int64_t chunks = std::max<int64_t>(1, (n + kChunk - 1) / kChunk);
+    std::vector<float> los(static_cast<size_t>(chunks), 0.f), his(static_cast<size_t>(chunks), 0.f);
+    ctx.pool().parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        kernels::minmax_f32(px + c * kChunk, std::min(kChunk, n - c * kChunk), &los[c], &his[c]);
+    });
+    const float lo = *std::min_element(los.begin(), los.end()), hi = *std::max_element(his.begin(), his.end());
     float scale = (hi - lo) / 255.f;
     if (!(scale > 0.f)) scale = 1.f;  // range 0 (or so small the scale underflows)
     const int32_t zp = kernels::saturate_round<uint8_t>(-lo / scale, 0);
     GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kUInt8, x->shape()));
     uint8_t* py = y->mutable_data<uint8_t>();
-    kernels::quantize_linear(px, &scale, &zp, py, 1, 1, x->numel());
+    ctx.pool().parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        kernels::quantize_f32_u8(px + c * kChunk, std::min(kChunk, n - c * kChunk), scale, zp, py + c * kChunk);
+    });
     if (ctx.num_outputs() > 1) {
       GB_ASSIGN_OR_RETURN(Tensor * s, ctx.allocate_output(1, DataType::kFloat32, {}));
       s->mutable_data<float>()[0] = scale;

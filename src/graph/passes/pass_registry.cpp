@@ -8,10 +8,13 @@ namespace {
 // into constants that constant folding then propagates (the fusions need their
 // scalars and weights as initializers), GELU is one node before the MatMul
 // epilogue fusion looks for it, and dead-node elimination sweeps whatever the
-// folds left without consumers.
+// folds left without consumers. quantized_matmul_fusion runs before constant folding,
+// which would otherwise turn a DequantizeLinear of constant int8 weights into float weights
+// (hiding the QDQ pattern); the quantizers write scales and weights as initializers.
 constexpr PassEntry kPasses[] = {
     {"identity_removal", 1, "removes Identity nodes, rewiring consumers to the Identity's input", &identity_removal},
     {"shape_folding", 2, "replaces Shape/Size of values whose shape is known (statically or from the run's input shapes) by constants", &shape_folding},
+    {"quantized_matmul_fusion", 2, "MatMulInteger/Cast/Mul(scales) (onnxruntime's dynamic quantization) or DequantizeLinear x2/MatMul (QDQ), [+ bias Add] -> glassbox::MatMulIntegerToFloat (u8 x s8 GEMM, scale and bias applied per tile)", &quantized_matmul_fusion},
     {"constant_folding", 1, "evaluates nodes whose inputs are all constants once, at load, and stores the results as initializers", &constant_folding},
     {"gelu_fusion", 2, "Div/Erf/Add/Mul/Mul (GELU, erf form) -> one glassbox::Gelu node", &gelu_fusion},
     {"matmul_epilogue_fusion", 2, "MatMul with constant weights + bias Add [+ Gelu] [+ residual Add] -> glassbox::FusedMatMul (epilogue fused into the GEMM)", &matmul_epilogue_fusion},
@@ -19,7 +22,7 @@ constexpr PassEntry kPasses[] = {
     {"attention_softmax_fusion", 2, "Div(scores, c)/Add(mask)/Softmax(-1) -> glassbox::ScaledMaskedSoftmax (one pass over the attention scores)", &attention_softmax_fusion},
     {"dead_node_elimination", 1, "removes nodes none of whose outputs reach a graph output", &dead_node_elimination},
     // Runtime kernel variants: no graph rewrite (run == nullptr), switched by the same names.
-    {"packed_weights", 1, "kernel variant: MatMul (and the fused MatMul ops) pack constant float32 weights once (lazily, at the first run) into oneDNN's blocked layout; costs one extra copy of those weights", nullptr},
+    {"packed_weights", 1, "kernel variant: MatMul (and the fused MatMul ops) pack constant float32 (MatMulInteger: int8) weights once (lazily, at the first run) into oneDNN's blocked layout; costs one extra copy of those weights", nullptr},
 };
 
 void collect_graph_names(const Graph& g, std::set<std::string>& used) {

@@ -1,0 +1,37 @@
+#include "ops/packed_weights_s8.h"
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+namespace glassbox::ops {
+namespace {
+
+struct Entry {
+  std::weak_ptr<Buffer> buffer;
+  std::weak_ptr<const kernels::PackedGemmS8B> packed;
+};
+
+using Key = std::tuple<const Buffer*, size_t, int64_t, int64_t>;
+
+}  // namespace
+
+std::shared_ptr<const kernels::PackedGemmS8B> packed_weights_s8(const Tensor& b, ThreadPool& pool) {
+  static std::mutex mu;
+  static std::map<Key, Entry> registry;
+  const int64_t K = b.shape()[0], N = b.shape()[1];
+  const Key key{b.buffer().get(), b.byte_offset(), K, N};
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto it = registry.begin(); it != registry.end();)
+    it = it->second.packed.expired() || it->second.buffer.expired() ? registry.erase(it) : std::next(it);
+  auto it = registry.find(key);
+  if (it != registry.end() && it->second.buffer.lock() == b.buffer())
+    if (auto p = it->second.packed.lock()) return p;
+  const auto* src = reinterpret_cast<const int8_t*>(static_cast<const char*>(b.buffer()->source_bytes()) + b.byte_offset());
+  auto p = kernels::pack_gemm_b_s8(K, N, N, src, &pool);
+  registry[key] = Entry{b.buffer(), p};
+  b.buffer()->release_pages(b.byte_offset(), b.nbytes());
+  return p;
+}
+
+}  // namespace glassbox::ops
