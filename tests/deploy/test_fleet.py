@@ -33,7 +33,8 @@ def test_fleet_drain_kill_join_under_load():
         late_port = free_port()  # the fourth replica's slot: DOWN until it is started and ready
         lb = Haproxy(work, [(r.name, r.port) for r in replicas] + [("r3", late_port)])
         lb.wait_up(["r0", "r1", "r2"])
-        assert lb.stats()["r3"]["status"].startswith("DOWN")
+        # haproxy starts every server UP; the empty slot turns DOWN after `fall` failed checks.
+        wait_until(lambda: lb.stats()["r3"]["status"].startswith("DOWN"), 10, "the empty slot DOWN")
 
         load = Load(lb.port, clients=4, seconds=80 * SLOW, max_requests=20000)
         drained, killed = replicas[0], replicas[1]
