@@ -200,7 +200,8 @@ def answered_ok(path, n, status, data):
     except ValueError:
         return False
     if path == "/predict":
-        return isinstance(j, list) and len(j) == n and all("label" in e for e in j)
+        # TEI: a list of texts answers one ranked list per text.
+        return isinstance(j, list) and len(j) == n and all(isinstance(e, list) and e and "label" in e[0] for e in j)
     outs = {o["name"]: o for o in j.get("outputs", [])}
     return "label" in outs and len(outs["label"]["data"]) == n
 
@@ -233,7 +234,7 @@ class Load:
             path, body, n = request_for(i + rng.randrange(6))
             rid = "c%d-%d" % (client, i)
             t0 = time.time()
-            status, ok, err = None, False, None
+            status, ok, err, reused = None, False, None, conn is not None
             try:
                 if conn is None:
                     conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60 * SLOW)
@@ -252,7 +253,7 @@ class Load:
                 conn = None
             with self._lock:
                 self.results.append({"rid": rid, "path": path, "status": status, "ok": ok, "error": err,
-                                     "t0": t0, "t1": time.time()})
+                                     "reused": reused, "t0": t0, "t1": time.time()})
             i += 4
         if conn is not None:
             conn.close()
@@ -281,7 +282,7 @@ def throughput(binary, replicas, seconds, clients):
         res = load.stop()
         ok = [r for r in res if r["ok"]]
         lat = sorted(r["t1"] - r["t0"] for r in ok)
-        return {"replicas": replicas, "clients": clients, "seconds": round(load.elapsed, 1), "requests": len(res),
+        return {"replicas": replicas, "clients": clients, "seconds": round(load.elapsed, 2), "requests": len(res),
                 "ok": len(ok), "failed": len(res) - len(ok), "requests_per_s": round(len(ok) / load.elapsed, 1),
                 "p50_ms": round(1000 * lat[len(lat) // 2], 1) if lat else None,
                 "p99_ms": round(1000 * lat[int(len(lat) * 0.99)], 1) if lat else None}
