@@ -124,7 +124,21 @@ class Pipeline {
   std::unique_ptr<Impl> impl_;
 };
 
-// The model directory `classify`/`embed` use when none is given (models/langid of the source tree).
+// Where the default model (models/langid) is looked for when no model directory is given
+// (`classify`, `embed`, `serve` without --model; --model always wins). Lookup order, first
+// directory holding model.onnx wins:
+//  1. installed layout: <directory of /proc/self/exe>/../share/glassbox/models/langid
+//     (what `cmake --install --prefix P` writes; relocatable: P can be moved or copied);
+//  2. build tree: the source tree's models/langid, compiled in as an absolute path.
+// Neither found: dir is the installed-layout path (loading it then fails, naming it).
+struct DefaultModelLookup {
+  std::string dir;                 // the directory used
+  std::string found_by;            // which rule found it, in words (explain prints it)
+  std::vector<std::string> tried;  // the candidates, in lookup order
+};
+DefaultModelLookup find_default_model();
+
+// find_default_model().dir
 std::string default_model_dir();
 
 }  // namespace glassbox

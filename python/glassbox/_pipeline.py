@@ -15,7 +15,8 @@ def default_model_dir() -> str:
     """The model directory used when ``model_dir`` is None.
 
     The copy of models/langid installed with the package (``glassbox/models/langid``), else
-    the source tree's models/langid compiled into the C++ library (a build-tree import).
+    the C++ lookup (``_glassbox.default_model_dir()``: ``<executable dir>/../share/glassbox/models/langid``,
+    then the source tree's models/langid compiled into the library, for a build-tree import).
     """
     packaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "langid")
     if os.path.isfile(os.path.join(packaged, "model.onnx")):

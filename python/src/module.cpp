@@ -80,7 +80,8 @@ PYBIND11_MODULE(_glassbox, m) {
   bind_session(m);
   bind_pipeline(m);
   m.def("default_model_dir", &glassbox::default_model_dir,
-        "The embedded default model directory compiled into the C++ library (models/langid of the source tree).");
+        "The C++ default model lookup: <executable dir>/../share/glassbox/models/langid (an installed layout), "
+        "else the source tree's models/langid compiled into the library (glassbox::find_default_model).");
   m.def("physical_core_count", &glassbox::physical_core_count,
         "Physical CPU cores (hyperthread siblings counted once): what threads=0 resolves to.");
 }

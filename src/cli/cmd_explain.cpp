@@ -25,6 +25,21 @@ std::vector<glassbox::diag::OptionExplanation> server_rows(const glassbox::serve
   return rows;
 }
 
+// Where `classify`/`embed`/`serve` find their model when no --model is given (no model argument
+// here: that is the model they would use), and by which rule of the declared lookup order.
+nlohmann::json default_model_json() {
+  const auto found = glassbox::find_default_model();
+  return {{"dir", found.dir}, {"found_by", found.found_by}, {"tried", found.tried}};
+}
+
+void print_default_model() {
+  const auto found = glassbox::find_default_model();
+  std::cout << "\ndefault model (classify/embed/serve without --model): " << found.dir << "\n  found by: "
+            << found.found_by << "\n  lookup order:";
+  for (const auto& t : found.tried) std::cout << " " << t;
+  std::cout << "\n";
+}
+
 void explain_command(const ExplainArgs& a) {
   using namespace glassbox;
   diag::EffectiveOptions opts;
@@ -87,9 +102,11 @@ void explain_command(const ExplainArgs& a) {
       j["op_decisions"] = nlohmann::json::array();
       for (const auto& d : op_choices) j["op_decisions"].push_back({{"node", d.node}, {"op_type", d.op_type}, {"decision", d.decision}});
     }
+    if (a.model.empty()) j["default_model"] = default_model_json();
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << diag::explain_to_text(rows);
+    if (a.model.empty()) print_default_model();
     if (!decisions.empty()) std::cout << "\npipeline decisions (" << a.model << ")\n";
     for (const auto& d : decisions) std::cout << "  " << d.field << " = " << d.value << "  [" << d.source << "]\n";
     if (!op_choices.empty()) std::cout << "\nchosen at load (" << a.model << ")\n";

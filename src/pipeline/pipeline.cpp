@@ -231,8 +231,6 @@ Status for_each_batch(const Pipeline::Impl& p, const std::vector<PipelineInput>&
 
 }  // namespace
 
-std::string default_model_dir() { return GLASSBOX_DEFAULT_MODEL_DIR; }
-
 Pipeline::Pipeline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Pipeline::Pipeline(Pipeline&&) noexcept = default;
 Pipeline& Pipeline::operator=(Pipeline&&) noexcept = default;
