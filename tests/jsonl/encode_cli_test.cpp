@@ -29,11 +29,11 @@ struct ProcessResult {
   std::string out, err;
 };
 
-ProcessResult run_encode(const std::string& flags, const std::string& stdin_text) {
+ProcessResult run_cli(const std::string& args, const std::string& stdin_text) {
   const fs::path dir = fs::temp_directory_path() / ("gb_jsonl_" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "in.jsonl", std::ios::binary) << stdin_text;
-  const std::string cmd = std::string(GLASSBOX_CLI) + " encode " + flags + " < '" + (dir / "in.jsonl").string() +
+  const std::string cmd = std::string(GLASSBOX_CLI) + " " + args + " < '" + (dir / "in.jsonl").string() +
                           "' > '" + (dir / "out.jsonl").string() + "' 2> '" + (dir / "err.txt").string() + "'";
   const int st = std::system(cmd.c_str());
   ProcessResult r;
@@ -69,7 +69,7 @@ void expect_matches_peer(const std::string& name, const std::string& file, const
     if (r.contains("pair")) line["pair"] = r["pair"];
     in += line.dump(-1, ' ', recs.size() % 2 == 0) + "\n";  // one mode ASCII-escaped, one raw UTF-8
   }
-  const ProcessResult run = run_encode("--tokenizer '" + (fs::path(GLASSBOX_SOURCE_DIR) / file).string() + "' " + flags, in);
+  const ProcessResult run = run_cli("encode --tokenizer '" + (fs::path(GLASSBOX_SOURCE_DIR) / file).string() + "' " + flags, in);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   std::istringstream out(run.out);
   std::size_t i = 0;
@@ -95,13 +95,13 @@ TEST(EncodeCli, BadLinesFailNamingTheLineAfterEarlierOutput) {
   const std::string good = "{\"text\": \"hello world\"}\n";
   for (const std::string bad : {"{\"text\": \"lone \\ud800\"}", "{\"text\": \"cut \xE2\x82\"}", "{\"pair\": \"x\"}",
                                 "{\"text\": \"a\", \"pair\": 3}", "not json", " "}) {
-    const ProcessResult r = run_encode(tk + " --batch 1", good + "\n" + bad + "\n" + good);
+    const ProcessResult r = run_cli("encode " + tk + " --batch 1", good + "\n" + bad + "\n" + good);
     EXPECT_EQ(r.exit_code, 1) << bad;
     EXPECT_NE(r.err.find("stdin line 3"), std::string::npos) << bad << ": " << r.err;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << bad << ": the line before the bad one is written";
   }
   // Lines the fast parser hands to the general one (BOM, other keys, escaped key) still encode.
-  const ProcessResult ok = run_encode(tk, "\xEF\xBB\xBF{\"text\": \"hello\"}\n{\"id\": 1, \"text\": \"hello\"}\n{\"te\\u0078t\": \"hello\"}\n");
+  const ProcessResult ok = run_cli("encode " + tk, "\xEF\xBB\xBF{\"text\": \"hello\"}\n{\"id\": 1, \"text\": \"hello\"}\n{\"te\\u0078t\": \"hello\"}\n");
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   std::istringstream lines(ok.out);
   std::vector<std::string> v;
@@ -109,6 +109,19 @@ TEST(EncodeCli, BadLinesFailNamingTheLineAfterEarlierOutput) {
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0], v[1]);
   EXPECT_EQ(v[0], v[2]);
+}
+
+// classify/embed read stdin through the same line reader and fast parser (cli/text_inputs.h): JSONL in gives
+// what the same texts as arguments give; whitespace-only lines are skipped, other keys go to nlohmann.
+TEST(EncodeCli, ClassifyReadsJsonlAsItReadsArguments) {
+  const ProcessResult args = run_cli("classify --top-k 2 'Guten Morgen, wie geht es dir?' 'Ho dimenticato le chiavi.'", "");
+  ASSERT_EQ(args.exit_code, 0) << args.err;
+  const ProcessResult lines = run_cli("classify --top-k 2",
+                                      "{\"text\": \"Guten Morgen, wie geht es dir?\"}\n  \t\n"
+                                      "{\"id\": 3, \"text\": \"Ho dimenticato le chiavi.\"}");
+  ASSERT_EQ(lines.exit_code, 0) << lines.err;
+  EXPECT_EQ(lines.out, args.out);
+  EXPECT_EQ(std::count(args.out.begin(), args.out.end(), '\n'), 2);
 }
 
 }  // namespace
