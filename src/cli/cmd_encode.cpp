@@ -1,9 +1,12 @@
 // `glassbox encode --tokenizer FILE [flags] < in.jsonl > out.jsonl` (contract in DESIGN.md).
-#include <iostream>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/cli_common.h"
+#include "cli/encoding_json.h"
+#include "core/jsonl.h"
 #include "glassbox/tokenizer.h"
 
 namespace {
@@ -23,26 +26,24 @@ struct EncodeFlags {
   std::string pad_token;  // empty = the file's, else HF's default "[PAD]"
 };
 
-nlohmann::json to_json(const glassbox::Encoding& e, bool with_overflow) {
-  nlohmann::json j;
-  j["ids"] = e.ids;
-  j["type_ids"] = e.type_ids;
-  j["tokens"] = e.tokens;
-  nlohmann::json offs = nlohmann::json::array();
-  for (auto& o : e.offsets) offs.push_back({o.first, o.second});
-  j["offsets"] = offs;
-  j["attention_mask"] = e.attention_mask;
-  j["special_tokens_mask"] = e.special_tokens_mask;
-  if (with_overflow) {
-    nlohmann::json ov = nlohmann::json::array();
-    for (auto& o : e.overflowing) ov.push_back(to_json(o, false));
-    j["overflowing"] = ov;
-  }
-  return j;
-}
-
 glassbox::Error flag_error(const std::string& what, const std::string& fix) {
   return glassbox::make_error(glassbox::ErrorCode::kInvalidArgument, what, "flags", fix);
+}
+
+// A line the fast parser hands back (core/jsonl.h): nlohmann decides, as before the fast path existed.
+std::optional<glassbox::Error> parse_general_line(std::string_view line, std::size_t lineno, glassbox::EncodeInput& in) {
+  using namespace glassbox;
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("text") || !j["text"].is_string())
+    return make_error(ErrorCode::kInvalidArgument, "expected {\"text\": \"...\", \"pair\"?: \"...\"}",
+                      "stdin line " + std::to_string(lineno), "send one JSON object per line");
+  in.text = j["text"].get<std::string>();
+  if (j.contains("pair") && !j["pair"].is_null()) {
+    if (!j["pair"].is_string())
+      return make_error(ErrorCode::kInvalidArgument, "\"pair\" must be a string", "stdin line " + std::to_string(lineno), "");
+    in.pair = j["pair"].get<std::string>();
+  }
+  return std::nullopt;
 }
 
 void run_encode(const EncodeFlags& f) {
@@ -90,34 +91,43 @@ void run_encode(const EncodeFlags& f) {
     }
   }
   std::vector<EncodeInput> batch;
+  jsonl::OutBuffer out(STDOUT_FILENO);
+  auto fail_flushed = [&](const Error& e) {
+    (void)out.flush();  // what was encoded before the error still goes out, as it did through std::cout
+    cli::fail("encode", e);
+  };
   auto flush = [&]() {
     if (batch.empty()) return;
     auto r = tk->encode_batch(batch, opt, 1);
-    if (!r.ok()) cli::fail("encode", r.error());
-    for (auto& e : *r) std::cout << to_json(e, true).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    if (!r.ok()) fail_flushed(r.error());
+    for (auto& e : *r) {
+      cli::append_encoding(out.buf(), e, true);
+      out.buf() += '\n';
+      if (auto st = out.maybe_flush(); !st.ok()) cli::fail("encode", st.error());
+    }
     batch.clear();
   };
-  std::string line;
+  jsonl::LineReader lines(STDIN_FILENO);
+  std::string_view line;
   std::size_t lineno = 0;
-  while (std::getline(std::cin, line)) {
+  while (lines.next(line)) {
     ++lineno;
-    if (line.empty()) continue;
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("text") || !j["text"].is_string())
-      cli::fail("encode", make_error(ErrorCode::kInvalidArgument, "expected {\"text\": \"...\", \"pair\"?: \"...\"}",
-                                     "stdin line " + std::to_string(lineno), "send one JSON object per line"));
     EncodeInput in;
-    in.text = j["text"].get<std::string>();
-    if (j.contains("pair") && !j["pair"].is_null()) {
-      if (!j["pair"].is_string())
-        cli::fail("encode", make_error(ErrorCode::kInvalidArgument, "\"pair\" must be a string",
-                                       "stdin line " + std::to_string(lineno), ""));
-      in.pair = j["pair"].get<std::string>();
+    jsonl::TextLine fast;
+    const auto kind = jsonl::parse_text_line(line, fast);
+    if (kind == jsonl::LineKind::kBlank) continue;
+    if (kind == jsonl::LineKind::kParsed) {
+      in.text = std::move(fast.text);
+      in.pair = std::move(fast.pair);
+    } else if (auto err = parse_general_line(line, lineno, in)) {
+      fail_flushed(*err);
     }
     batch.push_back(std::move(in));
     if (f.batch > 0 && batch.size() >= static_cast<std::size_t>(f.batch)) flush();
   }
+  if (!lines.status().ok()) fail_flushed(lines.status().error());
   flush();
+  if (auto st = out.flush(); !st.ok()) cli::fail("encode", st.error());
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/cli_common.h"
+#include "core/jsonl.h"
 #include "glassbox/pipeline.h"
 
 namespace glassbox::cli {
@@ -53,13 +54,21 @@ inline std::string resolve_model_dir(TextArgs& a, std::vector<PipelineInput>& te
   return dir;
 }
 
-// Reads JSONL inputs from stdin (used when no text was given as an argument).
+// Reads JSONL inputs from stdin (used when no text was given as an argument). Lines of the plain
+// {"text", "pair"?} shape take the fast parser (core/jsonl.h); every other line is nlohmann's to judge.
 inline std::vector<PipelineInput> read_jsonl_stdin(const std::string& verb) {
   std::vector<PipelineInput> out;
-  std::string line;
+  jsonl::LineReader lines(STDIN_FILENO);
+  std::string_view view;
   size_t n = 0;
-  while (std::getline(std::cin, line)) {
+  while (lines.next(view)) {
     ++n;
+    jsonl::TextLine fast;
+    if (jsonl::parse_text_line(view, fast) == jsonl::LineKind::kParsed) {
+      out.push_back({std::move(fast.text), std::move(fast.pair)});
+      continue;
+    }
+    const std::string line(view);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("text") || !j["text"].is_string())
@@ -68,6 +77,7 @@ inline std::vector<PipelineInput> read_jsonl_stdin(const std::string& verb) {
     if (j.contains("pair") && j["pair"].is_string()) in.pair = j["pair"].get<std::string>();
     out.push_back(std::move(in));
   }
+  if (!lines.status().ok()) fail(verb, lines.status().error());
   return out;
 }
 

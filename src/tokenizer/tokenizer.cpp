@@ -228,12 +228,19 @@ Result<Tokenizer> Tokenizer::from_json_string(std::string_view json) {
   Json::parser_callback_t cb = [&](int depth, Json::parse_event_t ev, Json& parsed) -> bool {
     if (ev == Json::parse_event_t::key) {
       if (depth >= 0 && depth < 8) keys[static_cast<std::size_t>(depth)] = parsed.get<std::string>();
+      if (depth == 3 && keys[1] == "model" && keys[2] == "vocab") {
+        // The entry is captured at its key and stays out of the DOM (a kept key inserts a placeholder
+        // into the vocab object's std::map: 128k-262k string nodes nothing reads). Its id is filled at
+        // the value event; an object or array value (no value event) stays null and the loader reports it.
+        captured.has_vocab = true;
+        captured.vocab.push_back({captured.add(keys[3]), Json()});
+        return false;
+      }
       return true;
     }
     if (depth == 3 && keys[1] == "model") {
-      if (keys[2] == "vocab" && ev == Json::parse_event_t::value) {
-        captured.has_vocab = true;
-        captured.vocab.push_back({captured.add(keys[3]), std::move(parsed)});
+      if (keys[2] == "vocab" && ev == Json::parse_event_t::value && !captured.vocab.empty()) {
+        captured.vocab.back().id = std::move(parsed);
         return false;
       }
       if (keys[2] == "merges" && (ev == Json::parse_event_t::value || ev == Json::parse_event_t::array_end ||

@@ -56,6 +56,18 @@ TEST(TokenizerLoad, MergeOutsideVocabulary) {
   EXPECT_NE(load_error(j).find("model.merges[1]"), std::string::npos) << load_error(j);
 }
 
+// Vocab entries are captured while parsing, outside the DOM: every non-id value is still refused by name,
+// objects and arrays included (they have no value event of their own).
+TEST(TokenizerLoad, VocabEntryThatIsNotAnIdIsRefused) {
+  for (const char* bad : {R"({"x": 1})", "[4]", "\"4\"", "-4", "4.5", "null", "true"}) {
+    json j = bpe_json();
+    j["model"]["vocab"]["zz"] = json::parse(bad);
+    const std::string e = load_error(j);
+    EXPECT_NE(e.find("expected a non-negative id"), std::string::npos) << bad << ": " << e;
+    EXPECT_NE(e.find("zz"), std::string::npos) << bad << ": " << e;
+  }
+}
+
 TEST(TokenizerLoad, PrefixLongerThanMergeToken) {
   json j = bpe_json();
   j["model"]["continuing_subword_prefix"] = "##########";
