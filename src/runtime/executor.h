@@ -64,6 +64,8 @@ struct ExecuteOptions {
   // Tell ops which inputs are initializers (ComputeContext::input_is_constant), so they may
   // cache work derived from them; off = every op takes its plain path (kernel variant packed_weights).
   bool constants_cacheable = false;
+  // ComputeContext::precision (SessionOptions::precision): GEMMs on cacheable constant weights.
+  Precision precision = Precision::kFp32;
 };
 
 // Runs the graph; `inputs` are in model input order. Returns graph outputs in
