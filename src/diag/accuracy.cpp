@@ -1,6 +1,7 @@
 #include "diag/accuracy.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>

@@ -110,7 +110,9 @@ TEST(Bf16Gemm, PackedWithinDerivedBoundOnAwkwardShapes) {
       const auto ref = reference(p, p.A, p.B);
       double max_diff = 0;
       for (size_t i = 0; i < ref.size(); ++i) max_diff = std::max(max_diff, std::fabs(got[i] - ref[i]));
-      if (c.K >= 64) EXPECT_GT(max_diff, 1e-4) << "results look like fp32, not bf16";
+      if (c.K >= 64) {
+        EXPECT_GT(max_diff, 1e-4) << "results look like fp32, not bf16";
+      }
     }
   }
 }

@@ -143,7 +143,9 @@ TEST(Precision, Bf16SessionAgainstFp32) {
   const std::string& name = a.order[first];
   const auto& ins = b.inputs.at(name);
   for (size_t i = 0; i < ins.size(); ++i)
-    if (ins[i].defined()) ASSERT_TRUE(bitwise_equal(ins[i], a.inputs.at(name)[i])) << "input " << i << " of " << name;
+    if (ins[i].defined()) {
+      ASSERT_TRUE(bitwise_equal(ins[i], a.inputs.at(name)[i])) << "input " << i << " of " << name;
+    }
   const Tensor& A = ins[0];
   const Tensor& W = ins[1];
   const bool has_bias = ins.size() >= 3 && ins[2].defined();
