@@ -214,6 +214,13 @@ std::string num(double v) {
   return buf;
 }
 
+// Cosines near 1 need their digits: 0.999994, not 1.
+std::string cos_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  return buf;
+}
+
 }  // namespace
 
 void accumulate_output(OutputAccuracy& o, const Tensor& a, const Tensor& b, int64_t input_index) {
@@ -285,8 +292,8 @@ std::string accuracy_to_text(const AccuracyReport& r) {
   s << (r.bf16_ops.size() > 3 ? ", ...)" : r.bf16_ops.empty() ? "" : ")") << "; everything else ran in fp32\n";
   for (const auto& o : r.outputs) {
     s << "output '" << o.name << "' (" << o.inputs << " inputs): max rel error " << num(o.max_rel_error)
-      << ", mean rel error " << num(o.mean_rel_error) << ", cosine min " << num(o.min_cosine) << " mean "
-      << num(o.mean_cosine);
+      << ", mean rel error " << num(o.mean_rel_error) << ", cosine min " << cos_text(o.min_cosine) << " mean "
+      << cos_text(o.mean_cosine);
     if (o.classifier) {
       s << ", top-1 agreement " << o.top1_agree << "/" << o.top1_rows;
       if (!o.flipped.empty()) {
