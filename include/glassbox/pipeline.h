@@ -47,6 +47,7 @@ struct PipelineOptions {
   SessionOptions session;                      // engine settings
   std::optional<std::string> truncation;       // override: "none" | "longest_first" | "only_first" | "only_second"
   std::optional<int64_t> batch_size;           // override of glassbox.json batch_size
+  std::optional<Precision> precision;          // override of glassbox.json precision (flag --precision)
 };
 
 struct PipelineInput {

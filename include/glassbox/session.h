@@ -20,6 +20,18 @@ namespace glassbox {
 // Number of physical CPU cores (hyperthread siblings counted once); >= 1.
 int physical_core_count();
 
+// Arithmetic of the GEMMs whose right-hand side is a constant weight matrix (linear
+// layers: MatMul, Gemm, the fused MatMul epilogues). kFp32: the exported model's own
+// arithmetic. kBf16: those weights converted to bfloat16 once (when first packed), the
+// activations converted per GEMM call, products accumulated and written in fp32;
+// everything else (LayerNorm, Softmax, residual adds, activation x activation products
+// such as attention scores) stays fp32. kInt8Dynamic: declared, not implemented yet
+// (Session::load refuses it by name).
+enum class Precision { kFp32, kBf16, kInt8Dynamic };
+const char* precision_name(Precision p);  // "fp32", "bf16", "int8-dynamic"
+// "fp32" | "bf16" | "int8-dynamic" (kInvalidArgument naming the choices otherwise).
+Result<Precision> parse_precision(const std::string& text);
+
 // Every setting of a Session. Each field: default, then why.
 struct SessionOptions {
   // Intra-op threads. 0 = physical_core_count(): hyperthread siblings share the FPUs
@@ -56,6 +68,10 @@ struct SessionOptions {
   // packed for GEMM release their mapped pages (graph::LoadOptions::map_initializers);
   // false copies every payload into memory (the pre-mapping behaviour, for comparison).
   bool map_initializers = true;
+  // fp32: results match the exported model's arithmetic (what the tests compare against
+  // onnxruntime); bf16 trades accuracy for speed and must be chosen, with evidence from
+  // `glassbox accuracy`. See Precision.
+  Precision precision = Precision::kFp32;
 };
 
 // What an observer sees after each node ran.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "glassbox/error.h"
+#include "glassbox/session.h"
 
 namespace glassbox::cli {
 
@@ -13,6 +14,22 @@ namespace glassbox::cli {
 [[noreturn]] inline void fail(const std::string& verb, const Error& e, int exit_code = 1) {
   std::cerr << "glassbox " << verb << ": " << e.to_string() << "\n";
   throw CLI::RuntimeError(exit_code);
+}
+
+// --precision fp32|bf16|int8-dynamic (SessionOptions::precision), checked when parsed.
+inline CLI::Option* add_precision_option(CLI::App* cmd, std::string& target) {
+  return cmd
+      ->add_option("--precision", target,
+                   "fp32 | bf16 (GEMMs on constant weights in bfloat16, fp32 accumulation: faster, outputs change "
+                   "~1e-2 relative; measure with `glassbox accuracy`) | int8-dynamic (not implemented yet) "
+                   "(default fp32: the exported model's arithmetic)")
+      ->check([](const std::string& v) { return parse_precision(v).ok() ? std::string() : parse_precision(v).error().to_string(); });
+}
+
+inline Precision precision_or_fail(const std::string& verb, const std::string& text) {
+  auto p = parse_precision(text);
+  if (!p.ok()) fail(verb, p.error());
+  return *p;
 }
 
 }  // namespace glassbox::cli

@@ -22,6 +22,7 @@ struct BenchArgs {
   std::string unpad_mask;  // empty: padded runs
   bool unpad_serial = false;
   bool copy_initializers = false;  // SessionOptions::map_initializers = false
+  std::string precision = "fp32";
 };
 
 // Writes the last timed run's outputs as output_<i>.npy (for comparisons with a peer).
@@ -45,6 +46,7 @@ void bench_command(const BenchArgs& a) {
   opts.opt_level = a.opt_level;
   opts.disabled_passes = a.disabled_passes;
   opts.map_initializers = !a.copy_initializers;
+  opts.precision = cli::precision_or_fail("bench", a.precision);
   diag::BenchOptions bench = a.bench;
   if (!a.unpad_mask.empty()) {
     bench.unpadded = true;
@@ -122,6 +124,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--unpad-serial", a->unpad_serial,
                 "with --unpad-mask: one sequence at a time on all threads instead of one sequence per thread "
                 "(default: off)");
+  glassbox::cli::add_precision_option(cmd, a->precision);
   cmd->add_flag("--json", a->json, "print the stable JSON report (schema glassbox.bench/1; default: text)");
   cmd->callback([a] { bench_command(*a); });
 }

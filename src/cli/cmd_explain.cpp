@@ -13,6 +13,7 @@ namespace {
 struct ExplainArgs {
   std::string model, config;
   std::optional<int> threads, opt_level;
+  std::string precision;  // empty: not given
   bool markdown = false, json = false;
   bool serve = false;
 };
@@ -64,16 +65,24 @@ void explain_command(const ExplainArgs& a) {
     opts.session.opt_level = *a.opt_level;
     opts.sources["session.opt_level"] = "flag";
   }
+  if (!a.precision.empty()) {
+    opts.session.precision = cli::precision_or_fail("explain", a.precision);
+    opts.sources["session.precision"] = "flag";
+  }
   std::vector<Derivation> decisions;  // a model directory: the pipeline decisions and where each came from
   std::vector<OpDecision> op_choices;  // what ops chose at load (tree layouts), with why
   std::error_code ec;
   if (!a.model.empty() && std::filesystem::is_directory(a.model, ec)) {
     PipelineOptions po;
     po.session = opts.session;
+    if (!a.precision.empty()) po.precision = opts.session.precision;
     auto pipeline = Pipeline::load(a.model, po);
     if (!pipeline.ok()) cli::fail("explain", pipeline.error());
     opts.session = pipeline->session().options();
     decisions = pipeline->derivations();
+    for (const auto& d : decisions)  // glassbox.json may declare the precision
+      if (d.field == "precision" && d.source == "glassbox.json") opts.sources["session.precision"] = "file (glassbox.json)";
+    op_choices = pipeline->session().op_decisions();
   } else if (!a.model.empty()) {
     // Loading resolves derived values (threads = 0 -> physical cores) exactly as `run` would.
     auto session = Session::load(a.model, opts.session);
@@ -126,6 +135,8 @@ void add_explain_command(CLI::App& app) {
   cmd->add_option("--config", a->config, "JSON file {\"session\":{...},\"load\":{...},\"encode\":{...}} (default: none)");
   cmd->add_option("--threads", a->threads, "as `run --threads` (default: option default)");
   cmd->add_option("--opt-level", a->opt_level, "as `run --opt-level` (default: option default)");
+  glassbox::cli::add_precision_option(cmd, a->precision)
+      ->description("as `run --precision`; with a model, lists the ops that run in bf16 (default: option default)");
   auto* md = cmd->add_flag("--markdown", a->markdown, "write the table as Markdown (docs/decisions.md is generated this way)");
   cmd->add_flag("--serve", a->serve, "also print the options of `glassbox serve` (a --config file may then hold \"server\")");
   cmd->add_flag("--json", a->json, "print JSON (schema glassbox.explain/1)")->excludes(md);

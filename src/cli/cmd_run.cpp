@@ -22,6 +22,7 @@ struct RunArgs {
   std::vector<std::string> disabled_passes;
   int64_t memory_limit = glassbox::SessionOptions{}.memory_limit_bytes;
   bool log_passes = false;
+  std::string precision = "fp32";
 };
 
 void run_command(const RunArgs& a) {
@@ -32,6 +33,7 @@ void run_command(const RunArgs& a) {
   opts.disabled_passes = a.disabled_passes;
   opts.memory_limit_bytes = a.memory_limit;
   opts.log_passes = a.log_passes;
+  opts.precision = cli::precision_or_fail("run", a.precision);
   auto session = Session::load(a.model, opts);
   if (!session.ok()) cli::fail("run", session.error());
   if (a.check_numerics) session->set_observer(runtime::make_numerics_checker());
@@ -70,6 +72,7 @@ void run_command(const RunArgs& a) {
   summary["time_ms"] = static_cast<double>(stats.elapsed.count()) / 1e6;
   summary["threads"] = session->options().threads;
   summary["opt_level"] = session->options().opt_level;
+  summary["precision"] = precision_name(session->options().precision);
   summary["nodes"] = session->node_count();
   summary["peak_bytes"] = stats.peak_bytes;
   std::cout << summary.dump(2) << "\n";
@@ -90,5 +93,6 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--disable-pass", a->disabled_passes, "skip a graph pass by name (repeatable); see `glassbox ops --passes`");
   cmd->add_option("--memory-limit", a->memory_limit, "bytes the tensors of one run may occupy at once (default 16 GiB)");
   cmd->add_flag("--log-passes", a->log_passes, "print what each graph pass changed to stderr");
+  glassbox::cli::add_precision_option(cmd, a->precision);
   cmd->callback([a] { run_command(*a); });
 }

@@ -1,5 +1,7 @@
 // glassbox serve [MODEL_DIR...] [--model-repository DIR] [--host H] [--port P] [--threads N] ...
 // Every flag is a field of server::ServerOptions (its default and reason: `glassbox explain --serve`).
+#include <optional>
+
 #include "cli/serve_config.h"
 
 namespace {
@@ -7,6 +9,7 @@ namespace {
 struct ServeArgs {
   glassbox::server::ServeConfig config;
   std::string config_file;
+  std::optional<glassbox::Precision> precision;  // --precision: over the config file's session.precision
 };
 
 template <class T>
@@ -49,6 +52,10 @@ void add_serve_command(CLI::App& app) {
   add_server_flag(cmd, *a, "--max-queue-delay-ms", "max_queue_delay_ms", s.max_queue_delay_ms, "wait for a fuller batch");
   add_server_flag(cmd, *a, "--default-timeout-ms", "default_timeout_ms", s.default_timeout_ms, "deadline of requests that send none (0 = none)");
   add_server_flag(cmd, *a, "--saturation-threshold", "saturation_threshold", s.saturation_threshold, "top-1 probability counted as saturated");
+  cmd->add_option_function<std::string>("--precision", [a](const std::string& v) {
+       a->precision = glassbox::cli::precision_or_fail("serve", v);
+     }, "fp32 | bf16: arithmetic of the GEMMs on constant weights of every model, over glassbox.json (SessionOptions::precision; "
+        "default fp32, `glassbox explain` says why)");
   cmd->add_flag_function("--access-log", [a](int64_t) {
        a->config.server.access_log = true;
        a->config.sources["server.access_log"] = "flag";
@@ -64,6 +71,10 @@ void add_serve_command(CLI::App& app) {
       for (const auto& [key, source] : a->config.sources) from_file.sources[key] = source;
       if (!a->config.server.model_dirs.empty()) from_file.server.model_dirs = a->config.server.model_dirs;
       config = from_file;
+    }
+    if (a->precision) {
+      config.session.precision = *a->precision;
+      config.sources["session.precision"] = "flag";
     }
     auto code = server::serve(config);
     if (!code.ok()) cli::fail("serve", code.error());

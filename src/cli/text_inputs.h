@@ -26,6 +26,7 @@ struct TextArgs {
   std::optional<std::string> truncation;
   std::optional<int64_t> batch;
   int threads = 0;
+  std::string precision;  // empty: glassbox.json, else fp32
 };
 
 inline void add_text_options(CLI::App* cmd, TextArgs& a) {
@@ -37,6 +38,9 @@ inline void add_text_options(CLI::App* cmd, TextArgs& a) {
                   "none|longest_first|only_first|only_second (default: glassbox.json, else none = overlong input is an error)");
   cmd->add_option("--batch", a.batch, "texts per model run (default: glassbox.json batch_size, else 8)");
   cmd->add_option("--threads", a.threads, "intra-op threads (default 0 = physical cores)");
+  add_precision_option(cmd, a.precision)->description(
+      "fp32 | bf16 | int8-dynamic (not implemented yet): arithmetic of the GEMMs on constant weights; bf16 changes "
+      "outputs, measure with `glassbox accuracy` (default: glassbox.json \"precision\", else fp32)");
 }
 
 // Splits positional args into the model directory and the texts.
@@ -89,6 +93,7 @@ inline Pipeline load_pipeline(const std::string& verb, TextArgs& a, std::vector<
   opts.session.threads = a.threads;
   opts.truncation = a.truncation;
   opts.batch_size = a.batch;
+  if (!a.precision.empty()) opts.precision = precision_or_fail(verb, a.precision);
   auto p = Pipeline::load(dir, opts);
   if (!p.ok()) fail(verb, p.error());
   if (texts.empty()) texts = read_jsonl_stdin(verb);

@@ -169,9 +169,11 @@ Result<SessionOptions> parse_config(const std::string& text, SessionOptions base
       else if (key == "threads") base.threads = std::stoi(value);
       else if (key == "disable-pass") base.disabled_passes.push_back(value);
       else if (key == "memory-plan") base.use_memory_plan = value == "on" || value == "true" || value == "1";
-      else
+      else if (key == "precision") {
+        GB_ASSIGN_OR_RETURN(base.precision, parse_precision(value));
+      } else
         return make_error(ErrorCode::kInvalidArgument, "unknown configuration key '" + key + "'", text,
-                          "use opt-level=N, threads=N, disable-pass=NAME, memory-plan=on|off");
+                          "use opt-level=N, threads=N, disable-pass=NAME, memory-plan=on|off, precision=fp32|bf16");
     } catch (const std::exception&) {
       return make_error(ErrorCode::kInvalidArgument, "bad value '" + value + "' for " + key, text);
     }

@@ -43,14 +43,30 @@ struct GemmEpilogue {
 // blocked layout, cut into column blocks that are the unit of parallel work. B holds
 // floats but may be misaligned for them (weights viewed in a mapped model file): each
 // block is then copied (memcpy) into aligned storage before the reorder.
+// kBf16: the reorder also converts B to bfloat16 (round to nearest even).
+enum class PackedPrecision { kF32, kBf16 };
 struct PackedGemmB;
-std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool trans_b, int64_t ldb, const void* B,
-                                                   ThreadPool* pool);
+std::shared_ptr<const PackedGemmB> pack_gemm_b(int64_t K, int64_t N, bool trans_b, int64_t ldb, const void* B,
+                                               PackedPrecision precision, ThreadPool* pool);
+inline std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool trans_b, int64_t ldb, const void* B,
+                                                          ThreadPool* pool) {
+  return pack_gemm_b(K, N, trans_b, ldb, B, PackedPrecision::kF32, pool);
+}
 int64_t packed_gemm_b_bytes(const PackedGemmB& b);
+PackedPrecision packed_gemm_b_precision(const PackedGemmB& b);
 
-// C[M, N] (row stride ldc) = epilogue(A[M, K] (row stride lda) * B).
+// C[M, N] (row stride ldc) = epilogue(A[M, K] (row stride lda) * B). With bf16 weights
+// A is converted to bfloat16 once per call (round to nearest even) before the tiles
+// run; products accumulate in fp32 and C, bias, GELU and residual stay fp32.
 void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& B, float* C, int64_t ldc,
                      const GemmEpilogue& epilogue, ThreadPool* pool);
+
+// float32 -> bfloat16, round to nearest even, NaN kept quiet (AVX512-BF16 when the CPU has it).
+void convert_f32_to_bf16(const float* in, uint16_t* out, int64_t n);
+
+// oneDNN's implementation for a bf16 x bf16 -> f32 matmul on this CPU (e.g.
+// "brg:avx512_core_bf16"; a "ref" or "gemm:ref" name means no native bf16 and slow runs).
+const char* gemm_bf16_implementation();
 
 // The epilogue as plain loops over an already computed C (unpacked paths and tests).
 void apply_gemm_epilogue(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& epilogue);

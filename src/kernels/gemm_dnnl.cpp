@@ -42,6 +42,7 @@ struct PackedGemmB {
     std::shared_ptr<void> data;  // 64-byte aligned, desc.get_size() bytes
   };
   int64_t K = 0, N = 0;
+  PackedPrecision precision = PackedPrecision::kF32;
   std::vector<Block> blocks;
   int64_t bytes = 0;
 };
@@ -87,6 +88,10 @@ void* thread_scratch(size_t bytes) { return thread_buffer<0>(bytes); }
 // Per-thread dense output tile for gemm_f32_packed.
 void* thread_tile(size_t bytes) { return thread_buffer<1>(bytes); }
 
+// Per-thread bf16 copy of one call's activations (the calling thread's; the tiles on
+// the workers read it while the caller waits in parallel_for).
+void* thread_bf16_rows(size_t bytes) { return thread_buffer<2>(bytes); }
+
 dnnl::memory::desc matrix_desc(int64_t batch, int64_t rows, int64_t cols, bool trans, int64_t ld, int64_t bstride) {
   // Logical [batch, rows, cols]; stored row-major with leading dim ld, or transposed.
   dims shape{batch, rows, cols};
@@ -95,9 +100,12 @@ dnnl::memory::desc matrix_desc(int64_t batch, int64_t rows, int64_t cols, bool t
   return dnnl::memory::desc(shape, dt::f32, strides);
 }
 
-dnnl::memory::desc matrix2d(int64_t rows, int64_t cols, int64_t ld) {
-  return dnnl::memory::desc(dims{rows, cols}, dt::f32, dims{ld, 1});
+dnnl::memory::desc matrix2d(int64_t rows, int64_t cols, int64_t ld, dt type = dt::f32) {
+  return dnnl::memory::desc(dims{rows, cols}, type, dims{ld, 1});
 }
+
+// Activation (source) and weight type of packed products: bf16 weights take bf16 sources.
+dt packed_type(PackedPrecision p) { return p == PackedPrecision::kBf16 ? dt::bf16 : dt::f32; }
 
 struct Entry {
   dnnl::matmul::primitive_desc pd;
@@ -209,12 +217,14 @@ void gemm_f32(const GemmDesc& d, const float* A, const float* B, float* C, Threa
   });
 }
 
-std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool trans_b, int64_t ldb, const void* B,
-                                                   ThreadPool* pool) {
+std::shared_ptr<const PackedGemmB> pack_gemm_b(int64_t K, int64_t N, bool trans_b, int64_t ldb, const void* B,
+                                               PackedPrecision precision, ThreadPool* pool) {
   const bool misaligned = reinterpret_cast<uintptr_t>(B) % alignof(float) != 0;
   auto p = std::make_shared<PackedGemmB>();
   p->K = K;
   p->N = N;
+  p->precision = precision;
+  const dt type = packed_type(precision);
   // Column blocks: multiples of 64 up to 256, at least 3 per thread when N allows, so
   // the caller can absorb a late worker's share.
   const int threads = pool ? pool->size() : 1;
@@ -227,8 +237,8 @@ std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool tr
   Cache& c = cache();
   for (auto& blk : p->blocks) {
     single_threaded_onednn();
-    auto a = matrix2d(kLayoutRows, K, K);
-    auto w_any = dnnl::memory::desc(dims{K, blk.n}, dt::f32, dnnl::memory::format_tag::any);
+    auto a = matrix2d(kLayoutRows, K, K, type);
+    auto w_any = dnnl::memory::desc(dims{K, blk.n}, type, dnnl::memory::format_tag::any);
     auto cd = matrix2d(kLayoutRows, blk.n, blk.n);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w_any, cd), base_attr(), engine());
     blk.desc = pd.weights_desc();
@@ -277,11 +287,29 @@ std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, bool tr
 }
 
 int64_t packed_gemm_b_bytes(const PackedGemmB& b) { return b.bytes; }
+PackedPrecision packed_gemm_b_precision(const PackedGemmB& b) { return b.precision; }
+
+const char* gemm_bf16_implementation() {
+  static const std::string name = [] {
+    single_threaded_onednn();
+    auto a = matrix2d(128, 768, 768, dt::bf16);
+    auto w = dnnl::memory::desc(dims{768, 256}, dt::bf16, dnnl::memory::format_tag::any);
+    auto c = matrix2d(128, 256, 256);
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w, c), base_attr(), engine());
+      return std::string(pd.impl_info_str());
+    } catch (const dnnl::error& e) {
+      return std::string("none (oneDNN: ") + e.what() + ")";
+    }
+  }();
+  return name.c_str();
+}
 
 void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& B, float* C, int64_t ldc,
                      const GemmEpilogue& ep, ThreadPool* pool) {
   if (M <= 0 || B.N <= 0) return;
   const int64_t K = B.K;
+  const bool bf16 = B.precision == PackedPrecision::kBf16;
   if (lda != K) {  // brgemm needs dense rows; callers pass contiguous activations
     std::vector<float> dense(static_cast<size_t>(M * K));
     for (int64_t i = 0; i < M; ++i) std::copy(A + i * lda, A + i * lda + K, dense.begin() + i * K);
@@ -293,6 +321,15 @@ void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& 
   const int64_t row_blocks = (M + kRowBlock - 1) / kRowBlock;
   const int64_t col_blocks = static_cast<int64_t>(B.blocks.size());
   const int act = static_cast<int>(ep.activation);
+  // bf16 weights: the activations once in bf16 (dense [M, K]), read by every tile.
+  const void* src = A;
+  if (bf16) {
+    auto* rows = static_cast<uint16_t*>(thread_bf16_rows(static_cast<size_t>(M * K) * sizeof(uint16_t)));
+    convert_f32_to_bf16(A, rows, M * K);
+    src = rows;
+  }
+  const size_t src_elem = bf16 ? sizeof(uint16_t) : sizeof(float);
+  const dt src_type = packed_type(B.precision);
   auto tile = [&](int64_t t) {
     const int64_t rb = t / col_blocks;
     const auto& blk = B.blocks[static_cast<size_t>(t % col_blocks)];
@@ -301,7 +338,7 @@ void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& 
     // is computed into a dense per-thread tile, then copied into C with the residual added.
     const bool direct = blk.n == ldc && !ep.residual;
     float* dst = direct ? C + m0 * ldc : static_cast<float*>(thread_tile(static_cast<size_t>(m * blk.n) * sizeof(float)));
-    const Key key{-1, m, K, blk.n, blk.layout, ep.bias != nullptr, act};
+    const Key key{-1, m, K, blk.n, blk.layout, ep.bias != nullptr, act, static_cast<int64_t>(B.precision)};
     const Entry e = get_primitive(key, [&] {
       dnnl::primitive_attr attr = base_attr();
       if (ep.activation == GemmActivation::kGeluErf) {
@@ -310,11 +347,12 @@ void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& 
         attr.set_post_ops(po);
       }
       auto bias = ep.bias ? dnnl::memory::desc(dims{1, blk.n}, dt::f32, dims{blk.n, 1}) : dnnl::memory::desc();
-      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(matrix2d(m, K, K), blk.desc, bias, matrix2d(m, blk.n, blk.n)),
-                                          attr, engine());
+      return dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(matrix2d(m, K, K, src_type), blk.desc, bias, matrix2d(m, blk.n, blk.n)), attr, engine());
     });
+    void* tile_src = const_cast<char*>(static_cast<const char*>(src) + static_cast<size_t>(m0 * lda) * src_elem);
     std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, dnnl::memory(e.pd.src_desc(), engine(), const_cast<float*>(A + m0 * lda))},
+        {DNNL_ARG_SRC, dnnl::memory(e.pd.src_desc(), engine(), tile_src)},
         {DNNL_ARG_WEIGHTS, dnnl::memory(e.pd.weights_desc(), engine(), blk.data.get())},
         {DNNL_ARG_DST, dnnl::memory(e.pd.dst_desc(), engine(), dst)}};
     if (ep.bias) args.insert({DNNL_ARG_BIAS, dnnl::memory(e.pd.bias_desc(), engine(), const_cast<float*>(ep.bias + blk.n0))});

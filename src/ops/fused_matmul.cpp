@@ -4,6 +4,7 @@
 // attribute activation: "" (none) or "gelu_erf". With packed weights (kernel variant
 // packed_weights) the whole epilogue runs inside the GEMM tiles; otherwise a plain
 // GEMM, then one pass over Y. A residual that only broadcasts to Y is added separately.
+// SessionOptions::precision bf16: the packed weights are bfloat16 (epilogue still fp32).
 #include "kernels/gemm.h"
 #include "kernels/layer_norm.h"
 #include "ops/attr_util.h"
@@ -47,7 +48,8 @@ class FusedMatMulOp final : public Op {
     float* py = y->mutable_data<float>();
     ThreadPool& pool = ctx.pool();
     if (ctx.input_is_constant(1) && K > 0) {
-      kernels::gemm_f32_packed(M, a->data<float>(), K, *packed_.get(*w, false, pool), py, N, ep, &pool);
+      kernels::gemm_f32_packed(M, a->data<float>(), K, *packed_.get(*w, false, pool, ctx.precision()), py, N, ep,
+                               &pool);
     } else {
       kernels::GemmDesc d;
       d.M = M; d.N = N; d.K = K; d.lda = K; d.ldb = N; d.ldc = N;

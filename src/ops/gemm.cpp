@@ -2,11 +2,15 @@
 // [M, N] (optional since opset 11). float32 via kernels/gemm.h (oneDNN); the
 // alpha/beta/C epilogue is one extra pass over Y. Gemm-6: attribute `broadcast`
 // (default 0) — without it C must already have Y's shape [M, N].
+// SessionOptions::precision bf16 with constant B (a linear layer): B packed once as
+// bfloat16 (kernel variant packed_weights), A converted per call, fp32 accumulation;
+// the alpha/beta/C epilogue stays fp32. fp32 runs the plain path below unchanged.
 #include <array>
 
 #include "kernels/gemm.h"
 #include "ops/attr_util.h"
 #include "ops/elementwise.h"
+#include "ops/packed_weights.h"
 
 namespace glassbox::ops {
 namespace {
@@ -68,7 +72,12 @@ class GemmOp final : public Op {
     d.lda = a->shape()[1];
     d.ldb = b->shape()[1];
     d.ldc = N;
-    kernels::gemm_f32(d, a->data<float>(), b->data<float>(), y->mutable_data<float>(), &ctx.pool());
+    if (ctx.precision() == Precision::kBf16 && ctx.input_is_constant(1) && !d.trans_a && K > 0) {
+      auto packed = packed_.get(*b, d.trans_b, ctx.pool(), Precision::kBf16);
+      kernels::gemm_f32_packed(M, a->data<float>(), d.lda, *packed, y->mutable_data<float>(), N, {}, &ctx.pool());
+    } else {
+      kernels::gemm_f32(d, a->data<float>(), b->data<float>(), y->mutable_data<float>(), &ctx.pool());
+    }
     const float alpha = a_.alpha, beta = a_.beta;
     if (c && beta != 0.f) {
       parallel_binary<float, float, float>(ctx.pool(), *y, *c, *y,
@@ -82,6 +91,7 @@ class GemmOp final : public Op {
 
  private:
   GemmAttrs a_;
+  PackedWeightsSlot packed_;
 };
 
 }  // namespace

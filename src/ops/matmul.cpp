@@ -67,10 +67,11 @@ class MatMulOp final : public Op {
       if constexpr (std::is_same_v<T, float>) kernels::gemm_f32(g, x, w, out, pool);
       else kernels::gemm_naive<T>(g, x, w, out);
     };
-    // Linear layer with constant float32 weights: packed once, tiles on the pool.
+    // Linear layer with constant float32 weights: packed once, tiles on the pool; in
+    // bfloat16 when the session's precision says so (fp32 accumulation and output).
     if constexpr (std::is_same_v<T, float>) {
       if (b->rank() == 2 && ctx.input_is_constant(1) && K > 0 && N > 0 && nba * M > 0) {
-        auto packed = packed_.get(*b, false, *pool);
+        auto packed = packed_.get(*b, false, *pool, ctx.precision());
         kernels::gemm_f32_packed(nba * M, pa, K, *packed, py, N, {}, pool);
         return {};
       }

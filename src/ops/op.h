@@ -10,6 +10,7 @@
 
 #include "core/thread_pool.h"
 #include "glassbox/error.h"
+#include "glassbox/session.h"
 #include "glassbox/tensor.h"
 #include "glassbox/value.h"
 #include "graph/graph.h"
@@ -37,6 +38,8 @@ class ComputeContext {
   // True when input i is an initializer: the same tensor, unchanged, in every run
   // of the session, so an op may cache work derived from it (packed weights).
   virtual bool input_is_constant(size_t) const { return false; }
+  // SessionOptions::precision: arithmetic of GEMMs on constant weights (packed path only).
+  virtual Precision precision() const { return Precision::kFp32; }
   // Name and op type of the node, for error messages.
   virtual const std::string& node_name() const = 0;
   // Control flow (If, Loop, Scan): runs the node's graph attribute `attr`, which the

@@ -12,16 +12,17 @@ struct Entry {
   std::weak_ptr<const kernels::PackedGemmB> packed;
 };
 
-using Key = std::tuple<const Buffer*, size_t, int64_t, int64_t, bool>;
+using Key = std::tuple<const Buffer*, size_t, int64_t, int64_t, bool, int>;
 
 }  // namespace
 
-std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool trans_b, ThreadPool& pool) {
+std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool trans_b, ThreadPool& pool,
+                                                           Precision precision) {
   static std::mutex mu;
   static std::map<Key, Entry> registry;
   const int64_t K = trans_b ? b.shape()[1] : b.shape()[0];
   const int64_t N = trans_b ? b.shape()[0] : b.shape()[1];
-  const Key key{b.buffer().get(), b.byte_offset(), K, N, trans_b};
+  const Key key{b.buffer().get(), b.byte_offset(), K, N, trans_b, static_cast<int>(precision)};
   std::lock_guard<std::mutex> lock(mu);
   for (auto it = registry.begin(); it != registry.end();)  // drop packings nobody holds any more
     it = it->second.packed.expired() || it->second.buffer.expired() ? registry.erase(it) : std::next(it);
@@ -31,7 +32,9 @@ std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool
   // Read the weights where they lie: the packer stages a misaligned view of the model file
   // block by block instead of the tensor making (and keeping) a whole aligned copy.
   const char* src = static_cast<const char*>(b.buffer()->source_bytes()) + b.byte_offset();
-  auto p = kernels::pack_gemm_b_f32(K, N, trans_b, trans_b ? K : N, src, &pool);
+  const auto packed_precision =
+      precision == Precision::kBf16 ? kernels::PackedPrecision::kBf16 : kernels::PackedPrecision::kF32;
+  auto p = kernels::pack_gemm_b(K, N, trans_b, trans_b ? K : N, src, packed_precision, &pool);
   registry[key] = Entry{b.buffer(), p};
   // Runs read the packed copy from now on: weights viewed in the mapped model file
   // (LoadOptions::map_initializers) leave the resident set.

@@ -245,11 +245,33 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
   GB_ASSIGN_OR_RETURN(auto files, pipeline::read_model_dir(model_dir));
   auto tok = Tokenizer::from_file(files.tokenizer_path);
   if (!tok.ok()) return std::move(tok).take_error().with_where(files.tokenizer_path);
-  auto session = Session::load(files.model_path, options.session);
+  // precision: flag > a non-default session option (serve --precision, a config file) > glassbox.json > fp32.
+  SessionOptions session_options = options.session;
+  Derivation precision_row{"precision", "", ""};
+  if (options.precision) {
+    session_options.precision = *options.precision;
+    precision_row.source = "flag --precision";
+  } else if (options.session.precision != Precision::kFp32) {
+    precision_row.source = "session option precision";
+  } else if (files.glassbox.is_object() && files.glassbox.contains("precision") && !files.glassbox["precision"].is_null()) {
+    const auto& j = files.glassbox["precision"];
+    if (!j.is_string())
+      return make_error(ErrorCode::kInvalidModel, "field 'precision' must be a string, got " + j.dump(),
+                        files.dir + "/glassbox.json", "use \"precision\": \"fp32\" | \"bf16\"");
+    auto p = parse_precision(j.get<std::string>());
+    if (!p.ok()) return std::move(p).take_error().with_where(files.dir + "/glassbox.json");
+    session_options.precision = *p;
+    precision_row.source = "glassbox.json";
+  } else {
+    precision_row.source = "default: fp32 is the exported model's arithmetic";
+  }
+  precision_row.value = precision_name(session_options.precision);
+  auto session = Session::load(files.model_path, session_options);
   if (!session.ok()) return std::move(session).take_error();
   std::vector<Derivation> derivations;
   GB_ASSIGN_OR_RETURN(auto decisions,
                       pipeline::derive_decisions(files, options, session->outputs(), *tok, derivations));
+  derivations.push_back(std::move(precision_row));
   // The tokenizer must not produce ids the model's embedding table does not have.
   const int64_t rows = embedding_rows(files.model_path, "input_ids");
   if (rows > 0) {

@@ -168,6 +168,7 @@ class StepContext final : public ops::ComputeContext {
     return rs_.options->constants_cacheable && i < step_.inputs.size() && step_.inputs[i] >= 0 &&
            rs_.g->constants[step_.inputs[i]].defined();
   }
+  Precision precision() const override { return rs_.options->precision; }
   const std::string& node_name() const override { return step_.node->name; }
 
   Result<std::vector<Tensor>> run_subgraph(const std::string& attr, const std::vector<const Tensor*>& inputs) override {
@@ -246,6 +247,7 @@ class StepContext final : public ops::ComputeContext {
       eo.memory_limit_bytes = limit > 0 ? std::max<int64_t>(1, limit - rs_.live_bytes) : 0;
       eo.captures = &captures;
       eo.constants_cacheable = rs_.options->constants_cacheable;
+      eo.precision = rs_.options->precision;
       auto outs = execute_values(*sub.body, inputs, pool_, eo, nullptr);
       if (!outs.ok()) return std::move(outs).take_error().with_where(where);
       return outs;

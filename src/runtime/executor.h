@@ -69,6 +69,8 @@ struct ExecuteOptions {
   // plan's slot reuse already requires); otherwise a new arena is allocated and stored here, so the
   // caller can keep it for the next run (SessionOptions::kept_arenas).
   std::shared_ptr<Buffer>* arena = nullptr;
+  // ComputeContext::precision (SessionOptions::precision): GEMMs on cacheable constant weights.
+  Precision precision = Precision::kFp32;
 };
 
 // Runs the graph; `inputs` are in model input order. Returns graph outputs in

@@ -12,6 +12,7 @@
 #include "core/thread_pool.h"
 #include "graph/loader.h"
 #include "graph/passes/passes.h"
+#include "kernels/gemm.h"
 #include "ops/registry.h"
 #include "runtime/executor.h"
 #include "runtime/session_internal.h"
@@ -253,6 +254,28 @@ class SessionImpl {
 
 int physical_core_count();
 
+namespace {
+
+// The ops that take the bf16 path: the GEMMs whose weight input (1) is a float32 2-D
+// initializer, the condition MatMul, glassbox::FusedMatMul and Gemm (transA = 0) test at
+// run time (ComputeContext::input_is_constant; kernel variant packed_weights is on).
+std::string bf16_decision(const runtime::CompiledGraph& g, const runtime::Step& step) {
+  const graph::Node& n = *step.node;
+  const bool gemm_op = (n.domain.empty() || n.domain == "ai.onnx") && (n.op_type == "MatMul" || n.op_type == "Gemm");
+  const bool fused = n.domain == "glassbox" && n.op_type == "FusedMatMul";
+  if ((!gemm_op && !fused) || step.inputs.size() < 2 || step.inputs[1] < 0) return {};
+  const Tensor& w = g.constants[static_cast<size_t>(step.inputs[1])];
+  if (!w.defined() || w.dtype() != DataType::kFloat32 || w.rank() != 2) return {};
+  if (n.op_type == "Gemm")
+    for (const auto& [name, attr] : n.attributes)
+      if (name == "transA" && attr.i != 0) return {};
+  return std::string("bf16: weights ") + shape_to_string(w.shape()) +
+         " converted to bfloat16 once (first run), activations per call, fp32 accumulation and output (oneDNN " +
+         kernels::gemm_bf16_implementation() + ")";
+}
+
+}  // namespace
+
 Result<Session> Session::load(const std::string& path, const SessionOptions& options) {
   auto impl = std::make_unique<SessionImpl>();
   impl->options = options;
@@ -265,6 +288,18 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
       for (const auto& e : graph::passes::all_passes()) names += (names.empty() ? "" : ", ") + std::string(e.name);
       return make_error(ErrorCode::kInvalidArgument, "unknown pass '" + p + "'", {}, "passes are: " + names);
     }
+  if (options.precision == Precision::kInt8Dynamic)
+    return make_error(ErrorCode::kUnsupported, "precision int8-dynamic is not implemented yet", {},
+                      "use fp32 (default) or bf16; models already quantized (DynamicQuantizeLinear + MatMulInteger) "
+                      "run as written with fp32");
+  if (options.precision == Precision::kBf16) {
+    std::set<std::string> disabled(options.disabled_passes.begin(), options.disabled_passes.end());
+    if (!graph::passes::variant_enabled("packed_weights", options.opt_level, disabled))
+      return make_error(ErrorCode::kInvalidArgument,
+                        "precision bf16 runs on packed weights, but the kernel variant packed_weights is off (opt level " +
+                            std::to_string(options.opt_level) + (disabled.count("packed_weights") ? ", disabled" : "") + ")",
+                        {}, "use opt level >= 1 without --disable-pass packed_weights, or precision fp32");
+  }
   graph::LoadOptions load_options;
   load_options.map_initializers = options.map_initializers;
   GB_ASSIGN_OR_RETURN(impl->model, graph::load_model(path, load_options));
@@ -332,11 +367,32 @@ const std::vector<PassLogEntry>& Session::pass_log() const { return impl_->pass_
 size_t Session::node_count() const { return impl_->base->steps.size(); }
 std::vector<OpDecision> Session::op_decisions() const {
   std::vector<OpDecision> out;
-  for (const auto& step : impl_->base->steps) {
+  const runtime::CompiledGraph& g = *impl_->base;
+  for (const auto& step : g.steps) {
     std::string d = step.op ? step.op->load_decision() : std::string();
     if (!d.empty()) out.push_back({step.node->name, step.node->op_type, std::move(d)});
+    if (impl_->options.precision == Precision::kBf16) {
+      d = bf16_decision(g, step);
+      if (!d.empty()) out.push_back({step.node->name, step.node->op_type, std::move(d)});
+    }
   }
   return out;
+}
+
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kBf16: return "bf16";
+    case Precision::kInt8Dynamic: return "int8-dynamic";
+  }
+  return "?";
+}
+
+Result<Precision> parse_precision(const std::string& text) {
+  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kInt8Dynamic})
+    if (text == precision_name(p)) return p;
+  return make_error(ErrorCode::kInvalidArgument, "precision '" + text + "' is unknown", {},
+                    "use fp32, bf16 or int8-dynamic (not implemented yet)");
 }
 void Session::set_observer(NodeObserver observer) { impl_->observer = std::move(observer); }
 
@@ -369,6 +425,7 @@ Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vect
   eo.memory_limit_bytes = impl_->options.memory_limit_bytes;
   eo.observer = observer ? observer : impl_->observer ? &impl_->observer : nullptr;
   eo.constants_cacheable = impl_->packed_weights;
+  eo.precision = impl_->options.precision;
   std::shared_ptr<const runtime::MemoryPlan> memory;
   runtime::MemoryRecord record;
   if (impl_->options.use_memory_plan) {

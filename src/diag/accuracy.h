@@ -1,0 +1,86 @@
+// `glassbox accuracy`: the evidence for a lower precision. Runs the model in fp32 and
+// in the chosen precision on the same inputs (texts through a model directory's
+// pipeline, or generated / given tensors for a model file) and reports, per output,
+// the normwise relative error (max |b - a| / max |a| per input; mean: sum |b - a| /
+// sum |a|), top-1 agreement for classifier logits, cosine similarity (embeddings),
+// and the first node where the two runs depart (diff's capture observer). A result
+// beyond a declared threshold is a failure the CLI reports loudly (exit code 3).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "glassbox/error.h"
+#include "glassbox/session.h"
+
+namespace glassbox::diag {
+
+// What counts as acceptable; each default with its reason.
+struct AccuracyThresholds {
+  // 0.99: one flip per 100 texts is tolerated (texts whose top two logits nearly tie flip
+  // under any rounding change); the report lists every flipped text by index.
+  double min_top1_agreement = 0.99;
+  // 2e-2: bf16 keeps 8 significant bits (relative rounding 2^-9 per operand); logits of a
+  // 12-layer encoder measured near 1e-2 of their largest magnitude.
+  double max_rel_error = 2e-2;
+  // 0.999: sentence-embedding retrieval ranks are stable above it (issue #17's goal for MiniLM).
+  double min_cosine = 0.999;
+  // A node "departs" when its normwise relative error exceeds this (first such node is named).
+  double node_tolerance = 2e-2;
+};
+
+struct OutputAccuracy {
+  std::string name;
+  int64_t inputs = 0;         // inputs compared
+  double max_rel_error = 0;   // worst input's max |b - a| / max |a|
+  double mean_rel_error = 0;  // sum |b - a| / sum |a| over all inputs
+  double min_cosine = 1, mean_cosine = 1;
+  bool classifier = false;    // logits: top-1 compared per row
+  int64_t top1_rows = 0, top1_agree = 0;
+  std::vector<int64_t> flipped;  // input index of rows whose top-1 differs (first 20)
+  double sum_abs_diff = 0, sum_abs_ref = 0, sum_cosine = 0;  // running sums for the means
+};
+
+struct NodeDeparture {
+  bool found = false;
+  std::string node, op_type, tensor;
+  double rel_error = 0;  // normwise, as above
+};
+
+struct AccuracyReport {
+  std::string model;
+  std::string reference = "fp32", candidate;  // precision names
+  std::string inputs;                         // where the inputs came from
+  AccuracyThresholds thresholds;
+  std::vector<OutputAccuracy> outputs;
+  NodeDeparture first_difference;  // first node whose output differs at all
+  NodeDeparture first_departure;   // first node beyond thresholds.node_tolerance
+  std::vector<std::string> bf16_ops;  // nodes on the lower-precision path (Session::op_decisions)
+  std::vector<std::string> failures;  // thresholds not met, one line each
+};
+
+// Accumulates one input's outputs into the report's per-output rows.
+void accumulate_output(OutputAccuracy& o, const Tensor& reference, const Tensor& candidate, int64_t input_index);
+// Finishes the means and checks the thresholds (fills failures).
+void finish_report(AccuracyReport& r);
+
+struct AccuracyRequest {
+  std::string model;            // a model directory (texts) or an .onnx file (tensors)
+  Precision candidate = Precision::kBf16;
+  SessionOptions session;       // threads, opt level...; precision is set per run
+  std::vector<std::string> texts;  // model directory: the texts (required)
+  // Model file: --input NAME=FILE / --shape NAME=DxD as `bench`; `samples` generated inputs (seeds seed..).
+  std::vector<std::string> input_args, shape_args;
+  int64_t samples = 8;
+  uint64_t seed = 0;
+  AccuracyThresholds thresholds;
+};
+
+Result<AccuracyReport> measure_accuracy(const AccuracyRequest& request);
+
+std::string accuracy_to_text(const AccuracyReport& r);
+nlohmann::ordered_json accuracy_to_json(const AccuracyReport& r);
+
+}  // namespace glassbox::diag
