@@ -91,6 +91,8 @@ void explain_command(const ExplainArgs& a) {
     op_choices = session->op_decisions();
   }
   auto rows = diag::explain_options(opts);
+  auto process = diag::explain_process_options();
+  rows.insert(rows.end(), process.begin(), process.end());
   if (a.serve) {
     auto more = server_rows(serve);
     rows.insert(rows.end(), more.begin(), more.end());

@@ -40,6 +40,9 @@ struct EffectiveOptions {
 Status apply_config(const nlohmann::json& config, EffectiveOptions& options);
 
 std::vector<OptionExplanation> explain_options(const EffectiveOptions& options);
+// The CLI process's own settings (glassbox/process.h), as the CLI applied them; a library
+// user's explain has no such rows (the library never changes its host's allocator).
+std::vector<OptionExplanation> explain_process_options();
 std::string explain_to_text(const std::vector<OptionExplanation>& rows);
 std::string explain_to_markdown(const std::vector<OptionExplanation>& rows);
 nlohmann::ordered_json explain_to_json(const std::vector<OptionExplanation>& rows);

@@ -159,6 +159,23 @@ def test_explain_route(text_server):
     server = {row["name"]: row for row in j["server"]}
     assert server["max_body_bytes"]["reason"] and server["host"]["value"] == "127.0.0.1"
     assert server["port"]["source"] == "flag"
+    heap = options[("process", "heap_policy")]
+    assert heap["value"] == "retain" and heap["source"] == "default" and heap["reason"] and heap["risk"]
+
+
+def test_heap_policy_flag():
+    """The CLI process's heap policy: shown by explain with its source, a bad value refused by name."""
+    import subprocess
+    from conftest import GLASSBOX
+    r = subprocess.run([GLASSBOX, "--heap-policy", "system", "explain", "--json"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    rows = {(o["component"], o["name"]): o for o in json.loads(r.stdout)["options"]}
+    assert rows[("process", "heap_policy")]["value"] == "system" and rows[("process", "heap_policy")]["source"] == "flag"
+    r = subprocess.run([GLASSBOX, "explain", "--json"], capture_output=True, text=True, timeout=60)
+    rows = {(o["component"], o["name"]): o for o in json.loads(r.stdout)["options"]}
+    assert rows[("process", "heap_policy")]["value"] == "retain" and rows[("process", "heap_policy")]["source"] == "default"
+    r = subprocess.run([GLASSBOX, "--heap-policy", "huge", "explain"], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "heap-policy" in r.stderr
 
 
 def test_explain_serve_and_config_file(tmp_path):

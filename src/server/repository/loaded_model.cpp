@@ -18,7 +18,10 @@ OipSpec to_oip(const TensorSpec& s) {
 nlohmann::ordered_json explain_json(const Session& session, const Pipeline* pipeline) {
   diag::EffectiveOptions opts;
   opts.session = session.options();
-  auto j = diag::explain_to_json(diag::explain_options(opts));
+  auto rows = diag::explain_options(opts);
+  auto process = diag::explain_process_options();  // the serving process's heap policy
+  rows.insert(rows.end(), process.begin(), process.end());
+  auto j = diag::explain_to_json(rows);
   if (pipeline) {
     j["pipeline"] = nlohmann::ordered_json::array();
     for (const auto& d : pipeline->derivations())
