@@ -25,5 +25,7 @@ Status apply_process_options(const ProcessOptions& options, const std::string& s
 // What was applied, and from where ("default" before any call).
 const ProcessOptions& process_options();
 const std::string& process_options_source();
+// False when the allocator refused the policy (a sanitizer's malloc) or before any call.
+bool heap_policy_in_effect();
 
 }  // namespace glassbox

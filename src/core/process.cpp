@@ -9,6 +9,7 @@ namespace {
 
 ProcessOptions g_options;
 std::string g_source = "default";
+bool g_in_effect = false;
 
 }  // namespace
 
@@ -19,9 +20,11 @@ Status apply_process_options(const ProcessOptions& options, const std::string& s
   if (options.heap_policy == "retain") {
     // 32 MiB is glibc's largest mmap threshold on 64-bit; a fixed value also stops its dynamic
     // adjustment. The trim threshold keeps freed heap memory for the next run.
-    if (mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1 || mallopt(M_TRIM_THRESHOLD, INT_MAX) != 1)
-      return make_error(ErrorCode::kInternal, "mallopt refused the heap policy 'retain'", "--heap-policy",
-                        "run with --heap-policy system");
+    // A sanitizer's allocator (ASan replaces malloc) refuses mallopt: it has its own reuse policy and
+    // the refusal is recorded (heap_policy_in_effect), not an error.
+    g_in_effect = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
+  } else {
+    g_in_effect = true;
   }
   g_options = options;
   g_source = source;
@@ -30,5 +33,6 @@ Status apply_process_options(const ProcessOptions& options, const std::string& s
 
 const ProcessOptions& process_options() { return g_options; }
 const std::string& process_options_source() { return g_source; }
+bool heap_policy_in_effect() { return g_in_effect; }
 
 }  // namespace glassbox

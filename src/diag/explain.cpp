@@ -251,6 +251,7 @@ std::vector<OptionExplanation> explain_process_options() {
   std::map<std::string, std::string> sources;
   if (process_options_source() != "default") sources["process.heap_policy"] = process_options_source();
   add_rows("process", process_fields(), process_options(), sources, rows);
+  if (!heap_policy_in_effect()) rows.back().value += " (not in effect: the allocator refused mallopt)";
   return rows;
 }
 

@@ -160,7 +160,8 @@ def test_explain_route(text_server):
     assert server["max_body_bytes"]["reason"] and server["host"]["value"] == "127.0.0.1"
     assert server["port"]["source"] == "flag"
     heap = options[("process", "heap_policy")]
-    assert heap["value"] == "retain" and heap["source"] == "default" and heap["reason"] and heap["risk"]
+    # "retain", or "retain (not in effect: ...)" where a sanitizer's allocator refuses mallopt (the ASan build)
+    assert heap["value"].startswith("retain") and heap["source"] == "default" and heap["reason"] and heap["risk"]
 
 
 def test_heap_policy_flag():
@@ -173,7 +174,7 @@ def test_heap_policy_flag():
     assert rows[("process", "heap_policy")]["value"] == "system" and rows[("process", "heap_policy")]["source"] == "flag"
     r = subprocess.run([GLASSBOX, "explain", "--json"], capture_output=True, text=True, timeout=60)
     rows = {(o["component"], o["name"]): o for o in json.loads(r.stdout)["options"]}
-    assert rows[("process", "heap_policy")]["value"] == "retain" and rows[("process", "heap_policy")]["source"] == "default"
+    assert rows[("process", "heap_policy")]["value"].startswith("retain") and rows[("process", "heap_policy")]["source"] == "default"
     r = subprocess.run([GLASSBOX, "--heap-policy", "huge", "explain"], capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "heap-policy" in r.stderr
 
