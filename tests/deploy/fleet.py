@@ -24,70 +24,29 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from serve_process import ROOT, SLOW, ServeProcess, free_port  # noqa: E402,F401  (shared with tests/server)
+
 HAPROXY_CFG = os.path.join(ROOT, "deploy", "haproxy", "glassbox.cfg")
-SLOW = float(os.environ.get("GLASSBOX_TEST_SLOWDOWN", "1"))
 
 TEXTS = ["Guten Morgen, wie geht es dir?", "Ho dimenticato le chiavi a casa.", "The weather is lovely today.",
          "Je voudrais un café, s'il vous plaît.", "¿Dónde está la estación de tren?",
          "Dit is een korte zin in het Nederlands, met nog een paar woorden erbij om hem langer te maken."]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class Replica(ServeProcess):
+    """One `glassbox serve` on 127.0.0.1 (the default model: no model argument), `--threads 1`
+    unless `threads` says otherwise."""
 
-
-class Replica:
-    """One `glassbox serve` on 127.0.0.1 (the default model: no model argument)."""
-
-    def __init__(self, binary, name, port=0, extra=(), command=None, env=None):
+    def __init__(self, binary, name, port=0, extra=(), command=None, env=None, threads=1):
         """command: the whole command line instead of `binary serve --host 127.0.0.1 --port PORT
         --threads 1 EXTRA...` (it must listen on 127.0.0.1 and print glassbox's listening line)."""
-        self.name = name
-        self.args = command or [binary, "serve", "--host", "127.0.0.1", "--port", str(port), "--threads", "1"] + list(extra)
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-        self.lines, self.port = [], None
-        self._listening = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-        if not self._listening.wait(60 * SLOW):
-            self.kill()
-            raise RuntimeError("%s did not start listening:\n%s" % (name, self.log))
-
-    def _read(self):
-        for line in self.proc.stderr:
-            self.lines.append(line)
-            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-            if m and self.port is None:
-                self.port = int(m.group(1))
-                self._listening.set()
-
-    @property
-    def log(self):
-        return "".join(self.lines)
-
-    def get(self, path, timeout=5):
-        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.port, path), timeout=timeout) as r:
-            return r.status, r.read().decode()
-
-    def ready(self):
-        try:
-            return self.get("/v2/health/ready")[0] == 200
-        except Exception:
-            return False
+        super().__init__(binary, ["--threads", str(threads)] + list(extra), name=name, port=port, command=command,
+                         env=env, timeout=60)
 
     def wait_ready(self, timeout=90):
-        deadline = time.time() + timeout * SLOW
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("%s exited:\n%s" % (self.name, self.log))
-            if self.ready():
-                return
-            time.sleep(0.05)
-        raise RuntimeError("%s not ready in time:\n%s" % (self.name, self.log))
+        super().wait_ready(timeout)
 
     def infer_count(self):
         """Inference requests this replica answered (glassbox_requests_total of the infer/predict routes)."""
@@ -99,21 +58,20 @@ class Replica:
                 n += float(line.rsplit(" ", 1)[1])
         return int(n)
 
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(30)
-
 
 class Haproxy:
     """haproxy -db -f deploy/haproxy/glassbox.cfg + one `server` line per replica (name, port)."""
 
-    def __init__(self, workdir, servers):
+    def __init__(self, workdir, servers, balance=None):
+        """balance: another `balance` algorithm than the config's (figures only)."""
         self.port = free_port()
         self.sock = os.path.join(workdir, "haproxy.sock")
         cfg = os.path.join(workdir, "haproxy.cfg")
         with open(HAPROXY_CFG) as f:
             text = f.read()
+        self.balance = re.search(r"^\s*balance (\S+)", text, re.M).group(1)
+        if balance:
+            text, self.balance = re.sub(r"^(\s*balance) \S+", r"\1 " + balance, text, flags=re.M), balance
         with open(cfg, "w") as f:
             f.write(text + "".join("    server %s 127.0.0.1:%d\n" % s for s in servers))
         env = dict(os.environ, GLASSBOX_LB_BIND="127.0.0.1:%d" % self.port, GLASSBOX_LB_STATS=self.sock)
@@ -266,26 +224,85 @@ class Load:
         return self.results
 
 
-def throughput(binary, replicas, seconds, clients):
-    """Answered texts/s and requests/s through haproxy with `replicas` replicas."""
+def proc_usage(pid):
+    """(CPU seconds user+system, voluntary, involuntary context switches) of a process, all its threads."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    vol = invol = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        vol += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches:"):
+                        invol += int(line.split()[1])
+        except FileNotFoundError:  # a thread that ended meanwhile
+            pass
+    return cpu, vol, invol
+
+
+def machine_cpu():
+    """(busy, total) jiffies of the whole machine (/proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]
+    return sum(v) - idle, sum(v)
+
+
+def histogram_sums(replica):
+    """{name: [sum, count]} of the batch size / queue / compute histograms, summed over labels."""
+    _, text = replica.get("/metrics", timeout=10)
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"(glassbox_(?:batch_size|queue_duration_seconds|compute_duration_seconds))_(sum|count)\{.*\} (\S+)$", line)
+        if m:
+            out.setdefault(m.group(1), [0.0, 0.0])[0 if m.group(2) == "sum" else 1] += float(m.group(3))
+    return out
+
+
+def throughput(binary, replicas, seconds, clients, threads=1, balance=None):
+    """Answered requests/s through haproxy with `replicas` replicas (`--threads threads` each), with
+    where the CPU went: per replica CPU seconds, context switches, engine runs, mean batch size, mean
+    queue and compute time (deltas of /metrics over the run); haproxy's and the clients' CPU; the
+    machine's busy fraction and load average."""
     work = tempfile.mkdtemp(prefix="glassbox-fleet-")
     started, lb = [], None
     try:
         for k in range(replicas):
-            started.append(Replica(binary, "r%d" % k))
+            started.append(Replica(binary, "r%d" % k, threads=threads))
         for r in started:
             r.wait_ready()
-        lb = Haproxy(work, [(r.name, r.port) for r in started])
+        lb = Haproxy(work, [(r.name, r.port) for r in started], balance=balance)
         lb.wait_up([r.name for r in started])
+        before = [(proc_usage(r.proc.pid), histogram_sums(r)) for r in started]
+        lb_before, me_before, m_before = proc_usage(lb.proc.pid), os.times(), machine_cpu()
         load = Load(lb.port, clients=clients, seconds=seconds)
         time.sleep(seconds)
         res = load.stop()
+        m_after, me_after, lb_after = machine_cpu(), os.times(), proc_usage(lb.proc.pid)
+        after = [(proc_usage(r.proc.pid), histogram_sums(r)) for r in started]
         ok = [r for r in res if r["ok"]]
         lat = sorted(r["t1"] - r["t0"] for r in ok)
-        return {"replicas": replicas, "clients": clients, "seconds": round(load.elapsed, 2), "requests": len(res),
+        per = []
+        for (u0, h0), (u1, h1) in zip(before, after):
+            d = {k: [h1[k][i] - h0.get(k, [0, 0])[i] for i in (0, 1)] for k in h1}
+            runs = d.get("glassbox_batch_size", [0, 0])[1]
+            mean = lambda k, scale=1.0: round(scale * d[k][0] / d[k][1], 2) if d.get(k, [0, 0])[1] else None  # noqa: E731
+            per.append({"cpu_s": round(u1[0] - u0[0], 2), "ctx_vol": u1[1] - u0[1], "ctx_invol": u1[2] - u0[2],
+                        "runs": int(runs), "mean_batch": mean("glassbox_batch_size"),
+                        "queue_ms": mean("glassbox_queue_duration_seconds", 1000),
+                        "compute_ms": mean("glassbox_compute_duration_seconds", 1000)})
+        busy = (m_after[0] - m_before[0]) / max(1, m_after[1] - m_before[1])
+        return {"replicas": replicas, "threads": threads, "clients": clients, "balance": lb.balance,
+                "seconds": round(load.elapsed, 2), "requests": len(res),
                 "ok": len(ok), "failed": len(res) - len(ok), "requests_per_s": round(len(ok) / load.elapsed, 1),
                 "p50_ms": round(1000 * lat[len(lat) // 2], 1) if lat else None,
-                "p99_ms": round(1000 * lat[int(len(lat) * 0.99)], 1) if lat else None}
+                "p99_ms": round(1000 * lat[int(len(lat) * 0.99)], 1) if lat else None,
+                "machine_busy": round(busy, 3), "loadavg": os.getloadavg()[0],
+                "haproxy_cpu_s": round(lb_after[0] - lb_before[0], 2),
+                "clients_cpu_s": round(sum(me_after[:2]) - sum(me_before[:2]), 2), "per_replica": per}
     finally:
         if lb:
             lb.stop()
@@ -297,11 +314,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True, help="the glassbox binary")
     ap.add_argument("--replicas", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1], help="--threads per replica (each value is run)")
     ap.add_argument("--seconds", type=float, default=15)
     ap.add_argument("--clients", type=int, default=6, help="concurrent client threads (default 6)")
+    ap.add_argument("--balance", default=None, help="haproxy balance algorithm instead of the config's (leastconn)")
+    ap.add_argument("--repeat", type=int, default=1, help="run the whole list this many times (interleaved)")
     a = ap.parse_args()
-    for n in a.replicas:
-        print(json.dumps(throughput(a.bin, n, a.seconds, a.clients)), flush=True)
+    for _ in range(a.repeat):
+        for n in a.replicas:
+            for t in a.threads:
+                print(json.dumps(throughput(a.bin, n, a.seconds, a.clients, threads=t, balance=a.balance)), flush=True)
 
 
 if __name__ == "__main__":

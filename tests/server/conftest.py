@@ -2,84 +2,36 @@
 
 Every server is started with --port 0 (the kernel picks a free port; the server prints
 "listening on 127.0.0.1:PORT"), every wait is bounded in time, and every process a test
-starts is stopped when the test ends.
+starts is stopped when the test ends. GLASSBOX_SERVE_CMD runs them through another command,
+e.g. in the container image (tests/common/serve_process.py, deploy/container-check.sh).
 """
 import json
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-import urllib.request
 
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from serve_process import ROOT, SLOW, ServeProcess  # noqa: E402  (shared with tests/deploy/fleet.py)
+
 GLASSBOX = os.environ.get("GLASSBOX_BIN", os.path.join(ROOT, "build", "src", "cli", "glassbox"))
-# Sanitizer builds run several times slower: every timeout scales with this.
-SLOW = float(os.environ.get("GLASSBOX_TEST_SLOWDOWN", "1"))
 
 
-class Server:
-    """One `glassbox serve` process; its stderr is collected in self.log."""
+class Server(ServeProcess):
+    """One `glassbox serve --host 127.0.0.1 --port 0 ARGS...` (or GLASSBOX_SERVE_CMD + the same
+    flags: tests/common/serve_process.py), ready unless wait_ready=False."""
 
     def __init__(self, args, wait_ready=True, timeout=60):
-        self.args = [GLASSBOX, "serve", "--host", "127.0.0.1", "--port", "0"] + list(args)
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.lines = []
-        self._port = threading.Event()
-        self.port = None
-        threading.Thread(target=self._read, daemon=True).start()
-        if not self._port.wait(timeout * SLOW):
-            self.stop()
-            raise RuntimeError("server did not start listening:\n" + self.log)
-        self.base = "http://127.0.0.1:%d" % self.port
+        super().__init__(GLASSBOX, args, name="server", timeout=timeout)
         if wait_ready:
-            self.wait_ready(timeout)
-
-    def _read(self):
-        for line in self.proc.stderr:
-            self.lines.append(line)
-            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-            if m and self.port is None:
-                self.port = int(m.group(1))
-                self._port.set()
-
-    @property
-    def log(self):
-        return "".join(self.lines)
-
-    def wait_ready(self, timeout=60):
-        deadline = time.time() + timeout * SLOW
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("server exited:\n" + self.log)
             try:
-                with urllib.request.urlopen(self.base + "/v2/health/ready", timeout=5) as r:
-                    if r.status == 200:
-                        return
-            except Exception:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("server not ready in time:\n" + self.log)
-
-    def url(self, path):
-        return self.base + path
-
-    def signal(self, sig):
-        self.proc.send_signal(sig)
-
-    def wait(self, timeout=60):
-        return self.proc.wait(timeout * SLOW)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(30)
+                self.wait_ready(timeout)
+            except RuntimeError:
+                self.stop()  # not yet handed to start_server's cleanup
+                raise
 
 
 @pytest.fixture(scope="session")
