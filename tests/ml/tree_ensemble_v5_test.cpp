@@ -52,9 +52,14 @@ std::string load_error(std::vector<graph::Attribute> attrs) {
   return op.ok() ? std::string("loaded") : op.error().what;
 }
 
+// attrs with `a` replacing the attribute of its name, or added.
 std::vector<graph::Attribute> with(std::vector<graph::Attribute> attrs, graph::Attribute a) {
   for (auto& x : attrs)
-    if (x.name == a.name) x = a;
+    if (x.name == a.name) {
+      x = a;
+      return attrs;
+    }
+  attrs.push_back(a);
   return attrs;
 }
 

@@ -302,7 +302,8 @@ inline void BasicForest<T>::add_leaf(int32_t leaf, double* row_scores) const {
 template <typename T>
 inline bool BasicForest<T>::is_member(uint32_t flags, T v) const {
   const auto& s = member_[flags >> 8];
-  return std::binary_search(s.begin(), s.end(), v);  // NaN is in no set (it compares false)
+  // NaN is in no set: binary_search alone would say yes (NaN is neither less nor greater than anything).
+  return v == v && std::binary_search(s.begin(), s.end(), v);
 }
 
 template <typename T>
