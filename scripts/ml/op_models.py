@@ -267,8 +267,12 @@ def v5_case(name, seed, modes, n_targets=3, aggregate=1, post=0, dtype=np.float3
         va.single_leaf_tree(0, 0.75)
     m = v5_model(name, dict(aggregate_function=aggregate, post_transform=post, **va.attrs(dtype, hitrates)), 6,
                  n_targets, dtype)
+    # Integer inputs only: onnxruntime 1.30 truncates x to an integer before its set test (2.5 is "in"
+    # {2} there, not by the spec's equality, which glassbox follows; tests/ml/forest_kernel_test.cpp
+    # covers non-integer x and set values against the reference walk).
     x = ensemble_inputs(rng, 300, 6, 3)
-    x[:7, 1] = [31, 40, 0.5, -3, 3, np.nan, 30]  # set members beyond the grid
+    x = np.where(np.isnan(x), x, np.floor(x))
+    x[:7, 1] = [31, 40, 2, -3, 3, np.nan, 30]  # set members beyond the grid
     return dict(name=name, model=m, feeds={"X": x.astype(dtype)})
 
 
