@@ -86,7 +86,8 @@ def main():
     ap.add_argument("--record", action="store_true")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="gb_trees_"))
-    print(f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}", flush=True)
+    load_start = os.getloadavg()
+    print(f"load average: {load_start[0]:.2f} {load_start[1]:.2f}", flush=True)
     models = train(tmp)
     rows_out = []
     for name, (model, lib, nan) in models.items():
@@ -126,8 +127,10 @@ def main():
         commit = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"], capture_output=True,
                                 text=True).stdout.strip()
         with open(ROOT / "docs/benchmarks.md", "a") as f:
-            f.write(f"\n### Trees — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()[0]:.1f}, "
-                    f"commit `{commit[:90]}`\n\n`bench/ml/bench_trees.py build/src/cli/glassbox --record`\n\n" +
+            load_end = os.getloadavg()
+            f.write(f"\n### Trees — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
+                    f"{load_start[0]:.1f} at the start, {load_end[0]:.1f} at the end (1-min), commit `{commit[:90]}`\n\n"
+                    f"`bench/ml/bench_trees.py {os.path.relpath(a.glassbox, ROOT)} --repeat {a.repeat} --record`\n\n" +
                     "\n".join(table) + "\n")
 
 

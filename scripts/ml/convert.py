@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 from onnx import helper
 
 ML = "ai.onnx.ml"
@@ -252,3 +253,188 @@ def svm_regressor(model):
                             coefficients=[float(v) for v in model._dual_coef_.ravel()],
                             rho=[float(v) for v in np.ravel(model._intercept_)], **_svm_kernel_attrs(model))
     return _model([node], model.n_features_in_, _regressor_outputs(1), "SVR")
+
+
+# ---- ai.onnx.ml opset 5: TreeEnsemble ---------------------------------------------------------
+# `--tree-ensemble-v5`: the same models in the form of TreeEnsemble (ai.onnx.ml 5), converted from
+# the TreeEnsembleClassifier/Regressor this file writes. TreeEnsemble has one weight per leaf and no
+# base values, so a tree whose leaves carry several targets' weights becomes one tree per target,
+# base values become one-leaf trees (a root whose two children are the same leaf), and AVERAGE
+# over split trees becomes SUM of weights divided by the original tree count. A classifier's
+# label/probabilities come from standard ops after the scores: [1 - s, s] (one score), Sigmoid
+# first for LOGISTIC with one score, ArgMax + Gather for the label.
+OPSETS_V5 = [helper.make_opsetid("", 17), helper.make_opsetid(ML, 5)]
+MODE_CODES = {"BRANCH_LEQ": 0, "BRANCH_LT": 1, "BRANCH_GTE": 2, "BRANCH_GT": 3, "BRANCH_EQ": 4, "BRANCH_NEQ": 5,
+              "BRANCH_MEMBER": 6}
+
+
+class V5Attrs:
+    """Accumulates TreeEnsemble's node and leaf arrays; node(...)/leaf(...) return indices."""
+
+    def __init__(self):
+        self.nodes = {k: [] for k in ("featureids", "modes", "splits", "truenodeids", "trueleafs", "falsenodeids",
+                                      "falseleafs", "missing_value_tracks_true", "hitrates")}
+        self.leaf_targetids, self.leaf_weights, self.tree_roots, self.members = [], [], [], []
+
+    def leaf(self, target, weight):
+        self.leaf_targetids.append(int(target))
+        self.leaf_weights.append(float(weight))
+        return len(self.leaf_targetids) - 1
+
+    def node(self, feature, mode, split, missing_true=False, members=None, hitrate=1.0):
+        """Children are set later with link(); returns the node index."""
+        vals = (int(feature), MODE_CODES.get(mode, mode), float(split), -1, 0, -1, 0, int(missing_true), float(hitrate))
+        for k, v in zip(self.nodes, vals):
+            self.nodes[k].append(v)
+        if members is not None:
+            self.members += [float(m) for m in members] + [float("nan")]
+        return len(self.nodes["modes"]) - 1
+
+    def link(self, i, true_child, true_is_leaf, false_child, false_is_leaf):
+        self.nodes["truenodeids"][i], self.nodes["trueleafs"][i] = int(true_child), int(true_is_leaf)
+        self.nodes["falsenodeids"][i], self.nodes["falseleafs"][i] = int(false_child), int(false_is_leaf)
+
+    def single_leaf_tree(self, target, weight):
+        lf = self.leaf(target, weight)
+        i = self.node(0, 0, 0.0)
+        self.link(i, lf, True, lf, True)
+        self.tree_roots.append(i)
+
+    def attrs(self, dtype=np.float32, hitrates=False):
+        t = lambda v, dt=dtype: onnx.numpy_helper.from_array(np.array(v, dtype=dt))  # noqa: E731
+        a = {"nodes_" + k: v for k, v in self.nodes.items() if k not in ("modes", "splits", "hitrates")}
+        a.update(nodes_modes=t(self.nodes["modes"], np.uint8), nodes_splits=t(self.nodes["splits"]),
+                 leaf_targetids=self.leaf_targetids, leaf_weights=t(self.leaf_weights), tree_roots=self.tree_roots)
+        if hitrates:
+            a["nodes_hitrates"] = t(self.nodes["hitrates"], np.float32)  # float whatever X is (onnxruntime's check)
+        if self.members:
+            a["membership_values"] = t(self.members)
+        return a
+
+
+def _v3_trees(attrs, prefix):
+    """{tree id: ({node id: node tuple}, {node id: [(target, weight)]})} from a v3 node's attributes."""
+    trees = {}
+    for i, t in enumerate(attrs["nodes_treeids"]):
+        nodes, _ = trees.setdefault(t, ({}, {}))
+        nodes[attrs["nodes_nodeids"][i]] = (attrs["nodes_modes"][i].decode(), attrs["nodes_featureids"][i],
+                                            attrs["nodes_values"][i], attrs["nodes_truenodeids"][i],
+                                            attrs["nodes_falsenodeids"][i],
+                                            (attrs.get("nodes_missing_value_tracks_true") or [0] * (i + 1))[i])
+    for j, t in enumerate(attrs[prefix + "_treeids"]):
+        trees[t][1].setdefault(attrs[prefix + "_nodeids"][j], []).append((attrs[prefix + "_ids"][j],
+                                                                        attrs[prefix + "_weights"][j]))
+    return trees
+
+
+def _add_v5_tree(va, nodes, weights, target, scale):
+    """Copies one v3 tree for one target (leaves: that target's weight times scale, 0 if none)."""
+    def leaf_weight(nid):
+        return sum(w for c, w in weights.get(nid, []) if c == target) * scale
+
+    if nodes[0][0] == "LEAF":
+        va.single_leaf_tree(target, leaf_weight(0))
+        return
+    index = {}
+    for nid, (mode, feature, value, _, _, missing) in sorted(nodes.items()):
+        if mode != "LEAF":
+            index[nid] = va.node(feature, mode, value, missing)
+    for nid, i in index.items():
+        kids = []
+        for c in nodes[nid][3:5]:
+            kids += [va.leaf(target, leaf_weight(c)), True] if nodes[c][0] == "LEAF" else [index[c], False]
+        va.link(i, *kids)
+    va.tree_roots.append(index[0])
+
+
+def tree_ensemble_v5(model, dtype=np.float32):
+    """A TreeEnsembleClassifier/Regressor model written by this file -> the same model on TreeEnsemble (ai.onnx.ml 5)."""
+    node = model.graph.node[0]
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    classifier = node.op_type == "TreeEnsembleClassifier"
+    prefix = "class" if classifier else "target"
+    trees = _v3_trees(attrs, prefix)
+    n_targets = len(attrs["classlabels_int64s"]) if classifier else attrs.get("n_targets", 1)
+    scored = sorted(set(attrs[prefix + "_ids"]))
+    if classifier and n_targets == 2 and scored == [0]:
+        n_targets = 1  # one score (the positive class's): [1 - s, s] after the ensemble
+    agg = (attrs.get("aggregate_function", b"SUM") or b"SUM").decode()
+    base = list(attrs.get("base_values", []))
+    va = V5Attrs()
+    split = any(len({c for c, _ in ws}) > 1 for _, (_, leaves) in trees.items() for ws in leaves.values())
+    scale = 1.0
+    if agg == "AVERAGE" and (split or base):
+        agg, scale = "SUM", 1.0 / len(trees)
+    for _, (nodes, weights) in sorted(trees.items()):
+        for target in sorted({c for ws in weights.values() for c, _ in ws}):
+            _add_v5_tree(va, nodes, weights, target, scale)
+    for target, b in enumerate(base[:n_targets]):
+        va.single_leaf_tree(target, b)
+    post = (attrs.get("post_transform", b"NONE") or b"NONE").decode()
+    one_score = n_targets == 1
+    codes = {"NONE": 0, "SOFTMAX": 1, "LOGISTIC": 2, "SOFTMAX_ZERO": 3}
+    ens = helper.make_node("TreeEnsemble", ["X"], ["scores" if classifier else "variable"], domain=ML,
+                           n_targets=n_targets, aggregate_function={"AVERAGE": 0, "SUM": 1, "MIN": 2, "MAX": 3}[agg],
+                           post_transform=0 if one_score else codes[post], **va.attrs(dtype))
+    elem = onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+    n_features = model.graph.input[0].type.tensor_type.shape.dim[1].dim_value
+    inp = [helper.make_tensor_value_info("X", elem, ["N", n_features])]
+    if not classifier:
+        out = [helper.make_tensor_value_info("variable", elem, ["N", n_targets])]
+        m = helper.make_model(helper.make_graph([ens], model.graph.name + "_v5", inp, out), opset_imports=OPSETS_V5)
+        m.ir_version = 8
+        return m
+    labels = attrs["classlabels_int64s"]
+    k = len(labels)
+    nodes = [ens]
+    if one_score:
+        src = "scores"
+        if post == "LOGISTIC":
+            nodes.append(helper.make_node("Sigmoid", ["scores"], ["p1"]))
+            src = "p1"
+        nodes += [helper.make_node("Constant", [], ["one"], value=onnx.numpy_helper.from_array(np.array(1, dtype))),
+                  helper.make_node("Sub", ["one", src], ["p0"]),
+                  helper.make_node("Concat", ["p0", src], ["probabilities"], axis=1)]
+    else:
+        nodes.append(helper.make_node("Identity", ["scores"], ["probabilities"]))
+    nodes += [helper.make_node("ArgMax", ["probabilities"], ["best"], axis=1, keepdims=0),
+              helper.make_node("Constant", [], ["classes"], value=onnx.numpy_helper.from_array(np.array(labels, np.int64))),
+              helper.make_node("Gather", ["classes", "best"], ["label"], axis=0)]
+    out = [helper.make_tensor_value_info("label", onnx.TensorProto.INT64, ["N"]),
+           helper.make_tensor_value_info("probabilities", elem, ["N", k])]
+    m = helper.make_model(helper.make_graph(nodes, model.graph.name + "_v5", inp, out), opset_imports=OPSETS_V5)
+    m.ir_version = 8
+    return m
+
+
+def main(argv):
+    """scripts/ml/convert.py --tree-ensemble-v5 IN.onnx OUT.onnx [--double]"""
+    if len(argv) < 3 or argv[0] != "--tree-ensemble-v5":
+        raise SystemExit("usage: convert.py --tree-ensemble-v5 IN.onnx OUT.onnx [--double]\n"
+                         "  rewrites a TreeEnsembleClassifier/Regressor model written by this file as TreeEnsemble "
+                         "(ai.onnx.ml 5); --double: double thresholds and weights, X and Y float64")
+    m = tree_ensemble_v5(onnx.load(argv[1]), np.float64 if "--double" in argv[3:] else np.float32)
+    onnx.save(m, argv[2])  # no checker: ONNX 1.12 has no TreeEnsemble schema
+
+
+if __name__ == "__main__":
+    import sys
+    main(sys.argv[1:])
+
+
+def ort_post_transform_variant(model):
+    """onnxruntime (1.20 .. 1.30 at least) reads TreeEnsemble's post_transform with its internal enum
+    (NONE, LOGISTIC, SOFTMAX, ...), so codes 1 and 2 are swapped against the ONNX spec (1 SOFTMAX,
+    2 LOGISTIC; docs/ml.md). The model with 1 <-> 2 exchanged computes under onnxruntime what the
+    spec says the original computes; None when the model does not use either code."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    swapped = False
+    for node in m.graph.node:
+        if node.op_type != "TreeEnsemble":
+            continue
+        for a in node.attribute:
+            if a.name == "post_transform" and a.i in (1, 2):
+                a.i = 3 - a.i
+                swapped = True
+    return m if swapped else None

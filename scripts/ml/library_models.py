@@ -129,4 +129,24 @@ def cases():
         sk_regressor("sklearn_linear_regression", linear_model.LinearRegression(), 22, convert.linear_regressor),
         sk_regressor("sklearn_ridge_two_targets", linear_model.Ridge(alpha=0.5), 23, convert.linear_regressor, targets=2),
     ]
-    return out
+    return out + v5_cases(out)
+
+
+# The same library models on TreeEnsemble (ai.onnx.ml 5, convert.py --tree-ensemble-v5), against the
+# same library predictions; two also in double (X, thresholds, weights and Y float64).
+V5_CASES = ("sklearn_random_forest_binary", "sklearn_random_forest_deep_multiclass", "sklearn_random_forest_regressor",
+            "sklearn_gradient_boosting_binary", "sklearn_gradient_boosting_regressor",
+            "sklearn_hist_gradient_boosting_multiclass_nan", "xgboost_regression_nan", "xgboost_binary_logistic_nan",
+            "xgboost_multiclass_softprob_nan")
+V5_DOUBLE_CASES = ("sklearn_decision_tree_regressor_deep", "sklearn_random_forest_deep_multiclass")
+
+
+def v5_cases(out):
+    res = []
+    for c in out:
+        if c["name"] in V5_CASES:
+            res.append(dict(c, name=c["name"] + "_v5", model=convert.tree_ensemble_v5(c["model"])))
+        if c["name"] in V5_DOUBLE_CASES:
+            res.append(dict(c, name=c["name"] + "_v5_double", model=convert.tree_ensemble_v5(c["model"], np.float64),
+                            feeds={"X": c["feeds"]["X"].astype(np.float64)}))
+    return res

@@ -4,9 +4,10 @@ the preprocessing ops; and broken tree attributes that must be refused at load.
 """
 import numpy as np
 import onnx
+import onnx.numpy_helper
 from onnx import helper
 
-from convert import ML, OPSETS, TreeAttrs
+from convert import ML, OPSETS, OPSETS_V5, TreeAttrs, V5Attrs
 
 F32, I64 = onnx.TensorProto.FLOAT, onnx.TensorProto.INT64
 MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
@@ -140,7 +141,7 @@ def cases():
         classifier_case("classifier_binary_two_scores_logistic", 125, ["BRANCH_GTE"], 2, "LOGISTIC", base=False,
                         labels=[0, 1]),
     ]
-    return out + preprocessing_cases()
+    return out + preprocessing_cases() + v5_cases()
 
 
 def _bad_tree(name, expect, edit, op="TreeEnsembleRegressor"):
@@ -211,4 +212,142 @@ def bad_cases():
                   op="TreeEnsembleClassifier"),
         _bad_tree("bad_classifier_string_labels", "string class labels",
                   lambda a: a.__setitem__("classlabels_strings", ["a", "b"]), op="TreeEnsembleClassifier"),
+    ] + bad_v5_cases()
+
+
+# ---- TreeEnsemble (ai.onnx.ml 5) ---------------------------------------------------------------
+V5_MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ", "BRANCH_MEMBER"]
+
+
+def v5_model(name, attrs, n_features, n_targets, dtype=np.float32):
+    elem = onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+    node = helper.make_node("TreeEnsemble", ["X"], ["Y"], domain=ML, n_targets=n_targets, **attrs)
+    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("X", elem, ["N", n_features])],
+                              [helper.make_tensor_value_info("Y", elem, ["N", n_targets])])
+    m = helper.make_model(graph, opset_imports=OPSETS_V5, producer_name="glassbox-scripts-ml")
+    m.ir_version = 8
+    return m  # no checker: the linked ONNX (1.12) has no TreeEnsemble schema
+
+
+def random_v5_attrs(rng, n_trees, depth, n_features, n_targets, modes, grid):
+    """Random unbalanced trees in TreeEnsemble form; MEMBER sets mix small integers (onnxruntime's
+    bitmask form) with values over 30 and negatives (its big-set form). Integers only: onnxruntime
+    refuses other set values ("only implemented for integers"); glassbox compares by equality."""
+    va = V5Attrs()
+    for _ in range(n_trees):
+        def grow(level):
+            """Returns (index, is_leaf) of a new subtree."""
+            if level == depth or (level > 1 and rng.random() < 0.25):
+                return va.leaf(int(rng.integers(n_targets)), rng.normal()), True
+            mode = str(rng.choice(modes))
+            members = None
+            if mode == "BRANCH_MEMBER":
+                pool = list(range(-grid, grid + 1)) + [31, 40]
+                members = sorted(set(rng.choice(pool, size=int(rng.integers(1, 5))).tolist()))
+            i = va.node(int(rng.integers(n_features)), mode, float(rng.integers(-grid, grid + 1)), rng.random() < 0.5,
+                        members, hitrate=float(rng.random()))
+            t, tl = grow(level + 1)
+            f, fl = grow(level + 1)
+            va.link(i, t, tl, f, fl)
+            return i, False
+
+        root, is_leaf = grow(0)
+        if is_leaf:
+            va.single_leaf_tree(va.leaf_targetids[root], va.leaf_weights[root])
+        else:
+            va.tree_roots.append(root)
+    return va
+
+
+def v5_case(name, seed, modes, n_targets=3, aggregate=1, post=0, dtype=np.float32, depth=5, n_trees=12,
+            hitrates=False, one_leaf=False):
+    rng = np.random.default_rng(seed)
+    va = random_v5_attrs(rng, n_trees, depth, 6, n_targets, modes, 3)
+    if one_leaf:
+        va.single_leaf_tree(0, 0.75)
+    m = v5_model(name, dict(aggregate_function=aggregate, post_transform=post, **va.attrs(dtype, hitrates)), 6,
+                 n_targets, dtype)
+    # Integer inputs only: onnxruntime 1.30 truncates x to an integer before its set test (2.5 is "in"
+    # {2} there, not by the spec's equality, which glassbox follows; tests/ml/forest_kernel_test.cpp
+    # covers non-integer x and set values against the reference walk).
+    x = ensemble_inputs(rng, 300, 6, 3)
+    x = np.where(np.isnan(x), x, np.floor(x))
+    x[:7, 1] = [31, 40, 2, -3, 3, np.nan, 30]  # set members beyond the grid
+    return dict(name=name, model=m, feeds={"X": x.astype(dtype)})
+
+
+def v5_cases():
+    return [
+        v5_case("tree_ensemble_v5_member_mixed_sum", 200, V5_MODES),
+        v5_case("tree_ensemble_v5_member_only", 201, ["BRANCH_MEMBER"], n_targets=2),
+        v5_case("tree_ensemble_v5_uniform_leq_complete", 202, ["BRANCH_LEQ"], one_leaf=True),
+        v5_case("tree_ensemble_v5_average_hitrates", 203, V5_MODES, aggregate=0, hitrates=True),
+        v5_case("tree_ensemble_v5_min", 204, V5_MODES, aggregate=2),
+        v5_case("tree_ensemble_v5_max_lt", 205, ["BRANCH_LT"], aggregate=3),
+        v5_case("tree_ensemble_v5_softmax", 206, V5_MODES, n_targets=4, post=1),
+        v5_case("tree_ensemble_v5_logistic", 207, V5_MODES, post=2),
+        v5_case("tree_ensemble_v5_softmax_zero", 208, ["BRANCH_GTE", "BRANCH_MEMBER"], post=3),
+        v5_case("tree_ensemble_v5_one_target_deep_sparse", 209, ["BRANCH_LT", "BRANCH_MEMBER"], n_targets=1, depth=16,
+                n_trees=4),
+        v5_case("tree_ensemble_v5_double_member_mixed", 210, V5_MODES, dtype=np.float64),
+        # no hitrates with double X: ONNX's type check wants them float, onnxruntime's double kernel reads double
+        v5_case("tree_ensemble_v5_double_softmax", 211, V5_MODES, n_targets=3, post=1, dtype=np.float64),
+        v5_case("tree_ensemble_v5_double_uniform_gt", 212, ["BRANCH_GT"], n_targets=2, dtype=np.float64),
+    ]
+
+
+def _bad_v5(name, expect, edit):
+    # tree 0: node 0 (x1 <= 0.5) -> node 1 (x0 member {1, 2}) | leaf 0; node 1 -> leaf 1 | leaf 2; tree 1: one leaf (3)
+    va = V5Attrs()
+    for w in (1.0, 2.0, 3.0, 4.0):
+        va.leaf(0, w)
+    va.node(1, "BRANCH_LEQ", 0.5)
+    va.node(0, "BRANCH_MEMBER", 0.0, members=[1, 2])
+    va.link(0, 1, False, 0, True)
+    va.link(1, 1, True, 2, True)
+    va.node(0, "BRANCH_LEQ", 0.0)
+    va.link(2, 3, True, 3, True)
+    va.tree_roots = [0, 2]
+    attrs = dict(va.attrs(), n_targets=1)
+    edit(attrs)
+    n = attrs.pop("n_targets")
+    return dict(name=name, expect=expect, model=v5_model(name, attrs, 4, n))
+
+
+def _set_v5(key, i, v):
+    def edit(a):
+        arr = a[key]
+        if isinstance(arr, onnx.TensorProto):
+            vals = onnx.numpy_helper.to_array(arr).copy()
+            vals[i] = v
+            a[key] = onnx.numpy_helper.from_array(vals)
+        else:
+            arr[i] = v
+    return edit
+
+
+def bad_v5_cases():
+    t = lambda v, dt=np.float32: onnx.numpy_helper.from_array(np.array(v, dt))  # noqa: E731
+    return [
+        _bad_v5("bad_v5_child_out_of_range", "true child 5 is out of range", _set_v5("nodes_truenodeids", 0, 5)),
+        _bad_v5("bad_v5_leaf_out_of_range", "false child 9 is out of range (leaf ids", _set_v5("nodes_falsenodeids", 1, 9)),
+        _bad_v5("bad_v5_cycle", "is reached twice", _set_v5("nodes_truenodeids", 0, 0)),
+        _bad_v5("bad_v5_node_in_two_trees", "is reached twice", lambda a: a.__setitem__("tree_roots", [0, 1])),
+        _bad_v5("bad_v5_root_out_of_range", "is not a node index", lambda a: a.__setitem__("tree_roots", [0, 7])),
+        _bad_v5("bad_v5_lengths", "nodes_featureids has 2 entries", lambda a: a["nodes_featureids"].pop()),
+        _bad_v5("bad_v5_leaf_lengths", "leaf_weights has 3 entries", lambda a: a.__setitem__("leaf_weights", t([1, 2, 3]))),
+        _bad_v5("bad_v5_unknown_mode", "nodes_modes = 7 is not a mode", _set_v5("nodes_modes", 0, 7)),
+        _bad_v5("bad_v5_modes_not_uint8", "nodes_modes must be a uint8 tensor",
+                lambda a: a.__setitem__("nodes_modes", t([0, 6, 0], np.int64))),
+        _bad_v5("bad_v5_member_set_missing", "its set is missing or not ended by a NaN",
+                lambda a: a.__setitem__("membership_values", t([1, 2]))),
+        _bad_v5("bad_v5_member_extra_set", "values after the last BRANCH_MEMBER",
+                lambda a: a.__setitem__("membership_values", t([1, 2, np.nan, 5, np.nan]))),
+        _bad_v5("bad_v5_leaf_flag", "nodes_trueleafs[1] must be 0 or 1", _set_v5("nodes_trueleafs", 1, 2)),
+        _bad_v5("bad_v5_target_id", "leaf_targetids = 3 is out of range", _set_v5("leaf_targetids", 2, 3)),
+        _bad_v5("bad_v5_aggregate", "aggregate_function 5 is not one of", lambda a: a.__setitem__("aggregate_function", 5)),
+        _bad_v5("bad_v5_post_transform", "post_transform 9 is not one of", lambda a: a.__setitem__("post_transform", 9)),
+        _bad_v5("bad_v5_type_mismatch", "leaf_weights is float64 but nodes_splits is float32",
+                lambda a: a.__setitem__("leaf_weights", t([1, 2, 3, 4], np.float64))),
+        _bad_v5("bad_v5_n_targets_zero", "n_targets is 0", lambda a: a.__setitem__("n_targets", 0)),
     ]

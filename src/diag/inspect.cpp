@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "graph/onnx_schema.h"
 #include "ops/registry.h"
 
 namespace glassbox::diag {
@@ -190,7 +191,8 @@ ordered_json inspect_to_json(const InspectReport& r) {
                        {"external_bytes", m.external_data.bytes},
                        {"external_files", m.external_data.files}};
   j["checker"] = {{"ran", m.checker_ran}, {"passed", m.checker_ran && m.checker_error.empty()},
-                  {"error", m.checker_error.empty() ? ordered_json(nullptr) : ordered_json(m.checker_error)}};
+                  {"error", m.checker_error.empty() ? ordered_json(nullptr) : ordered_json(m.checker_error)},
+                  {"not_checked_no_onnx_schema", graph::nodes_without_onnx_schema(m)}};
   ordered_json unknown = ordered_json::array();
   for (const auto& u : r.unknown_shapes) unknown.push_back({{"node", u.node}, {"op_type", u.op_type}, {"output", u.output}});
   j["shape_inference"] = {{"ran", m.shape_inference_ran}, {"errors", m.shape_inference_errors}, {"unknown_shapes", unknown}};
@@ -229,8 +231,11 @@ std::string inspect_to_text(const InspectReport& r) {
   }
   s << "\ninitializers " << r.initializer_count << " (" << human_bytes(r.initializer_bytes) << ")";
   if (m.external_data.tensors) s << ", external " << m.external_data.tensors << " (" << human_bytes(m.external_data.bytes) << ")";
-  s << "\nchecker      " << (!m.checker_ran ? "not run" : m.checker_error.empty() ? "passed" : "FAILED: " + m.checker_error)
-    << "\n";
+  s << "\nchecker      " << (!m.checker_ran ? "not run" : m.checker_error.empty() ? "passed" : "FAILED: " + m.checker_error);
+  if (auto no_schema = graph::nodes_without_onnx_schema(m); !no_schema.empty())
+    s << " (" << no_schema.size() << " node(s) skipped, no schema in the linked ONNX; glassbox's op validates them: "
+      << no_schema.front() << ")";
+  s << "\n";
   s << "shapes       " << r.unknown_shapes.size() << " node outputs unknown after shape inference";
   if (!m.shape_inference_errors.empty()) s << " (inference error: " << m.shape_inference_errors.front() << ")";
   s << "\n";

@@ -7,17 +7,42 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "graph/external_data.h"
+#include "graph/onnx_schema.h"
 #include "graph/payload_scan.h"
 #include "graph/proto_convert.h"
 #include "graph/topo_sort.h"
 
 namespace glassbox::graph {
+
+std::string onnx_lacks_schema(const std::string& domain, const std::string& op_type, int64_t opset) {
+  const std::string d = domain == "ai.onnx" ? "" : domain;
+  if (d != "" && d != "ai.onnx.ml") return {};
+  const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto range = known.find(d);
+  if (range == known.end() || opset <= range->second.second) return {};
+  if (onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), d) != nullptr) return {};
+  return op_type + " (" + (d.empty() ? "ai.onnx" : d) + " opset " + std::to_string(opset) +
+         "; the linked ONNX library knows up to " + std::to_string(range->second.second) + ")";
+}
+
+std::vector<std::string> nodes_without_onnx_schema(const Model& model) {
+  std::vector<std::string> out;
+  for (const auto& n : model.graph.nodes) {
+    auto it = model.opset_imports.find(n.domain == "ai.onnx" ? "" : n.domain);
+    if (it == model.opset_imports.end()) continue;
+    std::string why = onnx_lacks_schema(n.domain, n.op_type, it->second);
+    if (!why.empty()) out.push_back("node '" + n.name + "': " + why);
+  }
+  return out;
+}
+
 namespace {
 
 std::string dir_of(const std::string& path) {
@@ -58,6 +83,30 @@ std::string run_checker(const onnx::ModelProto& m, const std::string& model_dir)
     return msg.empty() ? "checker failed" : msg;
   }
   return {};
+}
+
+// The private domain nodes are moved to in the copies onnx's checker and shape inference see
+// when the linked ONNX library has no schema for them (see hide_schemaless_nodes).
+constexpr const char* kNoSchemaDomain = "glassbox.no_onnx_schema";
+
+// Moves every node the linked ONNX has no schema for (onnx_lacks_schema) to kNoSchemaDomain, in a
+// copy that only onnx's checker or shape inference sees; both skip an unknown domain. Main graph.
+void hide_schemaless_nodes(onnx::ModelProto& m) {
+  std::map<std::string, int64_t> opsets;
+  for (const auto& imp : m.opset_import()) opsets[imp.domain() == "ai.onnx" ? "" : imp.domain()] = imp.version();
+  bool moved = false;
+  for (auto& node : *m.mutable_graph()->mutable_node()) {
+    const std::string d = node.domain() == "ai.onnx" ? "" : node.domain();
+    auto imp = opsets.find(d);
+    if (imp == opsets.end() || onnx_lacks_schema(d, node.op_type(), imp->second).empty()) continue;
+    node.set_domain(kNoSchemaDomain);
+    moved = true;
+  }
+  if (moved) {
+    auto* imp = m.add_opset_import();
+    imp->set_domain(kNoSchemaDomain);
+    imp->set_version(1);
+  }
 }
 
 // Payloads larger than this stay in the mapped file. copy_graph_without_payloads (used for
@@ -157,12 +206,15 @@ Result<Model> build_model(std::shared_ptr<const onnx::ModelProto> owner, const s
     // Without the stripped payloads the checker would see initializers without data: it then
     // checks a copy whose large initializers are typed graph inputs (their sizes were checked
     // against their dims by convert_tensor above).
-    if (payloads != nullptr) {
+    // Nodes the linked ONNX has no schema for are hidden from it in a copy (hide_schemaless_nodes).
+    if (payloads != nullptr || !nodes_without_onnx_schema(model).empty()) {
       onnx::ModelProto checked;
       checked.set_ir_version(m.ir_version());
       *checked.mutable_opset_import() = m.opset_import();
       *checked.mutable_functions() = m.functions();
-      copy_graph_without_payloads(m.graph(), checked.mutable_graph());
+      if (payloads != nullptr) copy_graph_without_payloads(m.graph(), checked.mutable_graph());
+      else *checked.mutable_graph() = m.graph();
+      hide_schemaless_nodes(checked);
       model.checker_error = run_checker(checked, model_dir);
     } else {
       model.checker_error = run_checker(m, model_dir);
@@ -181,6 +233,7 @@ Result<Model> build_model(std::shared_ptr<const onnx::ModelProto> owner, const s
     shapes.set_ir_version(m.ir_version());
     *shapes.mutable_functions() = m.functions();
     copy_graph_without_payloads(m.graph(), shapes.mutable_graph());
+    hide_schemaless_nodes(shapes);
     try {
       onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
       onnx::shape_inference::InferShapes(shapes, onnx::OpSchemaRegistry::Instance(), opts);

@@ -4,7 +4,9 @@
 // inside the input, and a model that loads with mapped payloads must have the same
 // initializer bytes as when every payload is copied. ai.onnx.ml nodes of a model that loads
 // are created (ops::create_op), so their tree attributes (node and child ids, array lengths,
-// modes, cycles) meet the validation on arbitrary values; seeds: scripts/ml/ml_parity.py --keep DIR.
+// modes, cycles; TreeEnsemble's leaf flags, roots and membership sets, past the loader's
+// no-schema path) meet the validation on arbitrary values; seeds: scripts/ml/ml_parity.py
+// --keep DIR (its v5 and bad_v5_* cases included).
 #include <unistd.h>
 
 #include <cstdint>

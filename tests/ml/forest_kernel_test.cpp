@@ -93,7 +93,10 @@ TEST(ForestKernel, DeepTreesFallBackToSparse) {
   o.max_complete_depth = 12;
   Forest f = Forest::build(spec, o);
   EXPECT_EQ(f.layout(), Layout::kSparse) << f.describe();
+  EXPECT_NE(f.describe().find("8-byte nodes"), std::string::npos) << f.describe();  // one mode (LT), float
   expect_same(spec, f, 33, Aggregate::kSum, 4);
+  ForestF64 d = ForestF64::build(spec, o);  // double thresholds: 16-byte nodes
+  EXPECT_EQ(d.describe().find("8-byte nodes"), std::string::npos) << d.describe();
 }
 
 TEST(ForestKernel, LayoutsAgreeWhenCompleteIsSwitchedOff) {
@@ -101,11 +104,77 @@ TEST(ForestKernel, LayoutsAgreeWhenCompleteIsSwitchedOff) {
   ForestLayoutOptions off;
   off.allow_complete = false;
   Forest sparse = Forest::build(spec, off), complete = Forest::build(spec);
+  auto leq = random_spec(12, 8, 5, 5, 1, false, NodeMode::kLeq);
+  Forest sparse_leq = Forest::build(leq, off);  // 8-byte nodes, LEQ
+  for (int64_t rows : {3, 8, 9, 100}) expect_same(leq, sparse_leq, rows, Aggregate::kSum, 30 + static_cast<uint32_t>(rows));
   ASSERT_EQ(sparse.layout(), Layout::kSparse);
   ASSERT_EQ(complete.layout(), Layout::kComplete);
   for (Aggregate agg : {Aggregate::kSum, Aggregate::kMin, Aggregate::kMax}) {
     expect_same(spec, sparse, 20, agg, 5);
     expect_same(spec, complete, 20, agg, 5);
+  }
+}
+
+// Some branch nodes of a random spec become set-membership nodes (sets on the input grid, half
+// values too, as the rows have them), some get hit rates (they reorder the sparse layout only).
+ForestSpec with_members_and_hitrates(ForestSpec s, uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (auto& tree : s.trees)
+    for (auto& n : tree) {
+      if (rng() % 2 == 0) n.hitrate = static_cast<double>(rng() % 100);
+      if (n.mode == NodeMode::kLeaf || rng() % 3 != 0) continue;
+      n.mode = NodeMode::kMember;
+      n.member_set = static_cast<int32_t>(s.member_sets.size());
+      std::vector<double> set;
+      for (int k = 0, m = 1 + static_cast<int>(rng() % 4); k < m; ++k)
+        set.push_back(static_cast<double>(static_cast<int>(rng() % 9) - 4) + (rng() % 3 == 0 ? 0.5 : 0.0));
+      s.member_sets.push_back(set);
+    }
+  return s;
+}
+
+TEST(ForestKernel, SetMembershipAndHitRatesMatchReferenceFloatAndDouble) {
+  for (bool mixed : {false, true}) {
+    auto spec = with_members_and_hitrates(random_spec(17 + mixed, 9, 8, 5, 2, mixed, NodeMode::kLeq), 3 + mixed);
+    Forest f = Forest::build(spec);
+    ASSERT_EQ(f.layout(), Layout::kSparse) << f.describe();
+    EXPECT_NE(f.describe().find("nodes_hitrates"), std::string::npos) << f.describe();
+    for (int64_t rows : {1, 9, 70}) expect_same(spec, f, rows, Aggregate::kSum, 20 + static_cast<uint32_t>(rows));
+    ForestF64 d = ForestF64::build(spec);
+    for (Aggregate agg : {Aggregate::kSum, Aggregate::kMin, Aggregate::kMax}) {
+      const int64_t rows = 41;
+      auto xf = random_rows(8, rows, 5);
+      std::vector<double> x(xf.begin(), xf.end());
+      const double init = agg == Aggregate::kSum ? 0.0 : agg == Aggregate::kMin ? INFINITY : -INFINITY;
+      std::vector<double> want(static_cast<size_t>(rows * spec.n_targets), init), got = want;
+      predict_reference(spec, x.data(), rows, 5, agg, want.data());
+      d.predict(x.data(), rows, 5, 0, d.num_trees(), agg, got.data());
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << d.describe() << " element " << i;
+    }
+  }
+}
+
+TEST(ForestKernel, SparseLayoutPutsTheLargerSubtreeNext) {
+  // root: true child a leaf, false child a 3-node subtree; and the mirror image. Both must match the
+  // reference (the layout stores the other child, whichever side it is).
+  for (bool big_true : {false, true}) {
+    ForestSpec s;
+    s.trees.push_back(std::vector<TreeNode>(5));
+    auto& t = s.trees[0];
+    t[0] = TreeNode{NodeMode::kLeq, false, 0, 0.0, -1, -1.0, big_true ? 2 : 1, big_true ? 1 : 2, -1};
+    t[2] = TreeNode{NodeMode::kLt, true, 1, 1.0, -1, -1.0, 3, 4, -1};
+    for (int n : {1, 3, 4}) {
+      t[n].leaf = static_cast<int32_t>(s.leaf_begin.size());
+      s.leaf_begin.push_back(static_cast<int32_t>(s.weight_target.size()));
+      s.weight_target.push_back(0);
+      s.weight_value.push_back(n);
+    }
+    s.leaf_begin.push_back(static_cast<int32_t>(s.weight_target.size()));
+    ForestLayoutOptions off;
+    off.allow_complete = false;
+    Forest f = Forest::build(s, off);
+    EXPECT_NE(f.describe().find("subtree size"), std::string::npos) << f.describe();
+    expect_same(s, f, 30, Aggregate::kSum, 12);
   }
 }
 

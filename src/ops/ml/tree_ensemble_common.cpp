@@ -123,6 +123,7 @@ Result<ParsedForest> parse_forest(const graph::Node& node, const std::string& pr
     if (!a.missing.empty() && a.missing[i] != 0 && a.missing[i] != 1)
       return bad_attr(at + ": nodes_missing_value_tracks_true must be 0 or 1, got " + std::to_string(a.missing[i]));
     tn.missing_true = !a.missing.empty() && a.missing[i] == 1;
+    if (!a.hitrates.empty()) tn.hitrate = a.hitrates[i];
     if (tn.mode == NodeMode::kLeaf) continue;
     if (a.feature_ids[i] < 0 || a.feature_ids[i] > std::numeric_limits<int32_t>::max() / 2)
       return bad_attr(at + ": feature id " + std::to_string(a.feature_ids[i]) + " is out of range");
@@ -195,28 +196,30 @@ Result<ParsedForest> parse_forest(const graph::Node& node, const std::string& pr
   return pf;
 }
 
-Status ForestRunner::run(ComputeContext& ctx, const FloatMatrix& x, Aggregate agg, std::vector<double>& scores) const {
-  if (x.cols <= forest_.max_feature() || x.cols == 0)
+template <typename T>
+Status BasicForestRunner<T>::run(ComputeContext& ctx, const T* data, int64_t rows, int64_t cols, Aggregate agg,
+                                 std::vector<double>& scores) const {
+  if (cols <= forest_.max_feature() || cols == 0)
     return op_error(ctx, ErrorCode::kInvalidArgument,
-                    "X has " + std::to_string(x.cols) + " columns, the trees read feature " +
+                    "X has " + std::to_string(cols) + " columns, the trees read feature " +
                         std::to_string(std::max(0, forest_.max_feature())));
   const int64_t k = forest_.n_targets();
   const double init = agg == Aggregate::kSum   ? 0.0
                       : agg == Aggregate::kMin ? std::numeric_limits<double>::infinity()
                                                : -std::numeric_limits<double>::infinity();
-  scores.assign(static_cast<size_t>(x.rows * k), init);
+  scores.assign(static_cast<size_t>(rows * k), init);
   const int64_t trees = forest_.num_trees();
   const int threads = ctx.pool().size();
   // Few rows: split the trees instead, each part into its own scores, merged in part order; only
   // when there is enough work to pay for waking a thread (batch 1 x 500 trees is ~10 us serial).
   constexpr int64_t kRowsPerTask = 64;
   constexpr int64_t kMinTreeRowsToSplit = 4096;
-  if (threads > 1 && x.rows < kRowsPerTask * threads && trees >= 2 * threads && x.rows * trees >= kMinTreeRowsToSplit) {
+  if (threads > 1 && rows < kRowsPerTask * threads && trees >= 2 * threads && rows * trees >= kMinTreeRowsToSplit) {
     const int parts = threads;
     std::vector<std::vector<double>> partial(parts, std::vector<double>(scores.size(), init));
     ctx.pool().parallel_for(parts, 1, [&](int64_t b, int64_t e) {
       for (int64_t p = b; p < e; ++p)
-        forest_.predict(x.data, x.rows, x.cols, trees * p / parts, trees * (p + 1) / parts, agg, partial[p].data());
+        forest_.predict(data, rows, cols, trees * p / parts, trees * (p + 1) / parts, agg, partial[p].data());
     });
     for (const auto& part : partial)
       for (size_t i = 0; i < scores.size(); ++i) {
@@ -225,10 +228,13 @@ Status ForestRunner::run(ComputeContext& ctx, const FloatMatrix& x, Aggregate ag
       }
     return {};
   }
-  ctx.pool().parallel_for(x.rows, kRowsPerTask, [&](int64_t b, int64_t e) {
-    forest_.predict(x.data + b * x.cols, e - b, x.cols, 0, trees, agg, scores.data() + b * k);
+  ctx.pool().parallel_for(rows, kRowsPerTask, [&](int64_t b, int64_t e) {
+    forest_.predict(data + b * cols, e - b, cols, 0, trees, agg, scores.data() + b * k);
   });
   return {};
 }
+
+template class BasicForestRunner<float>;
+template class BasicForestRunner<double>;
 
 }  // namespace glassbox::ops::ml

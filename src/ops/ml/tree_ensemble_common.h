@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/trees/forest.h"
@@ -24,17 +25,26 @@ struct ParsedForest {
 Result<ParsedForest> parse_forest(const graph::Node& node, const std::string& prefix, int64_t n_targets,
                                   bool same_classes_per_tree);
 
-// The built forest plus how to run it.
-class ForestRunner {
+// The built forest plus how to run it (T: float, or double for TreeEnsemble with double X).
+template <typename T>
+class BasicForestRunner {
  public:
-  explicit ForestRunner(const kernels::trees::ForestSpec& spec) : forest_(kernels::trees::Forest::build(spec)) {}
-  const kernels::trees::Forest& forest() const { return forest_; }
+  explicit BasicForestRunner(const kernels::trees::ForestSpec& spec)
+      : forest_(kernels::trees::BasicForest<T>::build(spec)) {}
+  const kernels::trees::BasicForest<T>& forest() const { return forest_; }
   // scores: rows x n_targets doubles, initialised for `agg` here; rows split over the pool
   // (or, for few rows, trees split over the pool with partial scores merged in order).
-  Status run(ComputeContext& ctx, const FloatMatrix& x, kernels::trees::Aggregate agg, std::vector<double>& scores) const;
+  Status run(ComputeContext& ctx, const T* x, int64_t rows, int64_t cols, kernels::trees::Aggregate agg,
+             std::vector<double>& scores) const;
+  Status run(ComputeContext& ctx, const FloatMatrix& x, kernels::trees::Aggregate agg, std::vector<double>& scores) const
+    requires std::is_same_v<T, float>
+  {
+    return run(ctx, x.data, x.rows, x.cols, agg, scores);
+  }
 
  private:
-  kernels::trees::Forest forest_;
+  kernels::trees::BasicForest<T> forest_;
 };
+using ForestRunner = BasicForestRunner<float>;
 
 }  // namespace glassbox::ops::ml
