@@ -18,7 +18,8 @@
 namespace glassbox::ops {
 
 // b: float32 [K, N] (trans_b = false) or [N, K] (trans_b = true), an initializer.
-// Precision::kBf16 packs a bfloat16 copy (kept apart from an fp32 packing of the same weights).
+// Precision::kBf16 packs a bfloat16 copy, kInt8Dynamic an int8 one quantized per output column
+// (each kept apart from an fp32 packing of the same weights).
 std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool trans_b, ThreadPool& pool,
                                                            Precision precision = Precision::kFp32);
 

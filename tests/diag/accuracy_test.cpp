@@ -107,6 +107,20 @@ TEST(AccuracyCli, ModelFilePassesAndFailsLoudlyBelowThreshold) {
   EXPECT_NE(same.out.find("the reference itself"), std::string::npos) << same.out;
 }
 
+// int8-dynamic on the tiny BERT: the report is printed with its 13 int8 ops (the linear
+// layers; attention products, LayerNorm, Softmax stay fp32) and the first departing node.
+TEST(AccuracyCli, Int8DynamicReport) {
+  if (!std::filesystem::exists(kTinyBert)) GTEST_SKIP() << "run scripts/make_test_models.py";
+  const std::string shapes = " --shape input_ids=1x16 --shape attention_mask=1x16 --shape token_type_ids=1x16 --samples 2 --threads 2";
+  auto r = run_cli("accuracy " + kTinyBert + " --precision int8-dynamic" + shapes);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("accuracy of int8-dynamic against fp32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ops in int8-dynamic: 13"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("output 'last_hidden_state' (2 inputs): max rel error"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first node that differs (first input): node '"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+}
+
 TEST(AccuracyCli, ModelDirectoryOnTexts) {
   TempDir dir;
   std::ifstream in(kLangId + "/sanity.tsv");
@@ -141,9 +155,13 @@ TEST(PrecisionCli, ExplainRunClassify) {
   EXPECT_NE(bad.rc, 0);
   EXPECT_NE(bad.out.find("fp16"), std::string::npos) << bad.out;
   auto int8 = run_cli("bench " + kTinyBert + " --precision int8-dynamic --shape input_ids=1x8 --shape attention_mask=1x8 "
-                  "--shape token_type_ids=1x8 --repeat 1");
-  EXPECT_NE(int8.rc, 0);
-  EXPECT_NE(int8.out.find("not implemented"), std::string::npos) << int8.out;
+                      "--shape token_type_ids=1x8 --repeat 1 --threads 2");
+  EXPECT_EQ(int8.rc, 0) << int8.out;
+  auto e8 = run_cli("explain " + kTinyBert + " --precision int8-dynamic");
+  ASSERT_EQ(e8.rc, 0) << e8.out;
+  EXPECT_NE(e8.out.find("precision = int8-dynamic  (flag; default fp32)"), std::string::npos) << e8.out;
+  EXPECT_NE(e8.out.find("(Gemm): int8-dynamic: weights"), std::string::npos) << e8.out;
+  EXPECT_EQ(e8.out.find("bf16: weights"), std::string::npos) << e8.out;
   auto dir = run_cli("explain " + kLangId + " --precision bf16");
   ASSERT_EQ(dir.rc, 0) << dir.out;
   EXPECT_NE(dir.out.find("precision = bf16  [flag --precision]"), std::string::npos) << dir.out;
