@@ -52,6 +52,18 @@ def test_classify_result_shapes(langid):
     assert langid.task == "text-classification" and langid.model_dir == glassbox.default_model_dir()
 
 
+def test_precision_argument_equals_cli_flag():
+    ours = glassbox.pipeline("text-classification", threads=1, precision="int8-dynamic")
+    cli = cli_jsonl(["classify", "--threads", "1", "--precision", "int8-dynamic"], TEXTS)
+    got = ours.details(TEXTS)
+    assert [o["label"] for o in got] == [c["label"] for c in cli]
+    np.testing.assert_allclose([o["score"] for o in got], [c["score"] for c in cli], rtol=0, atol=1e-6)
+    rows = [d for d in ours.explain()["pipeline"] if d["field"] == "precision"]
+    assert rows == [{"field": "precision", "value": "int8-dynamic", "source": "argument precision"}]
+    with pytest.raises(glassbox.InvalidInput):
+        glassbox.pipeline("text-classification", precision="fp16")
+
+
 def test_explain_equals_cli(langid):
     ours = langid.explain()
     cli = json.loads(run_cli(["explain", langid.model_dir, "--threads", "1", "--json"]))
