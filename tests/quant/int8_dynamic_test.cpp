@@ -246,7 +246,9 @@ TEST(Int8Dynamic, ProductWithinTheQuantizationBoundOfFp32) {
         max_err = std::max(max_err, err);
       }
     EXPECT_EQ(bad, 0) << "worst error / bound " << worst;
-    if (p.K > 1) EXPECT_GT(max_err, 1e-5) << "no quantization error at all: is this the fp32 path?";
+    if (p.K > 1) {
+      EXPECT_GT(max_err, 1e-5) << "no quantization error at all: is this the fp32 path?";
+    }
     std::printf("%s: max error %.3g, worst error / bound %.3f\n", name_of(p).c_str(), max_err, worst);
   }
 }
@@ -281,7 +283,9 @@ TEST(Int8Dynamic, NonFiniteValuesGiveNaNWhereFp32WouldNotBeFinite) {
 TEST(Int8Dynamic, ImplementationIsNamed) {
   const std::string name = kernels::gemm_u8s8_implementation();
   EXPECT_FALSE(name.empty());
-  if (kernels::gemm_u8s8_fast_available()) EXPECT_EQ(name.find("ref"), std::string::npos) << name;
+  if (kernels::gemm_u8s8_fast_available()) {
+    EXPECT_EQ(name.find("ref"), std::string::npos) << name;
+  }
   std::printf("u8 x s8 implementation: %s\n", name.c_str());
 }
 
