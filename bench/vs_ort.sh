@@ -6,7 +6,7 @@
 #   3. prints every ratio with its inputs and appends the table to docs/benchmarks.md (date, commit, load).
 # Usage: bench/vs_ort.sh [GLASSBOX_BINARY] [-- extra flags for bench/engine/vs_ort.py, e.g. --no-record
 #        --models minilm_l6_op14 --repeat 40 --glassbox-args "--opt-level 0"
-#        --precision bf16 (glassbox in bf16 vs ORT fp32; issue #17) --cases b1x128 --cold-runs 0]
+#        --precision bf16|int8-dynamic (glassbox in bf16 / int8 vs ORT fp32; issue #17) --cases b1x128 --cold-runs 0]
 # Default binary: build/src/cli/glassbox (cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build glassbox).
 # Needs: node + .peers/node_modules (scripts/install_peers.sh), /usr/bin/python3 with torch, onnx, numpy.
 # Takes ~3-5 min on the 2-core machine. Run it on a quiet machine: note the load average it prints.

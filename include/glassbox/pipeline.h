@@ -48,6 +48,9 @@ struct PipelineOptions {
   std::optional<std::string> truncation;       // override: "none" | "longest_first" | "only_first" | "only_second"
   std::optional<int64_t> batch_size;           // override of glassbox.json batch_size
   std::optional<Precision> precision;          // override of glassbox.json precision (flag --precision)
+  // Where `precision` came from, as explain shows it: "flag --precision" (run, classify, serve)
+  // or "serve --config file" (a server config file's session.precision).
+  std::string precision_source = "flag --precision";
 };
 
 struct PipelineInput {

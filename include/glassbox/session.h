@@ -25,8 +25,8 @@ int physical_core_count();
 // arithmetic. kBf16: those weights converted to bfloat16 once (when first packed), the
 // activations converted per GEMM call, products accumulated and written in fp32;
 // everything else (LayerNorm, Softmax, residual adds, activation x activation products
-// such as attention scores) stays fp32. kInt8Dynamic: declared, not implemented yet
-// (Session::load refuses it by name).
+// such as attention scores) stays fp32. kInt8Dynamic: the same GEMMs, weights int8 per output
+// channel, activations uint8 per row per call, int32 sums, fp32 epilogue (kernels/gemm_int8.h).
 enum class Precision { kFp32, kBf16, kInt8Dynamic };
 const char* precision_name(Precision p);  // "fp32", "bf16", "int8-dynamic"
 // "fp32" | "bf16" | "int8-dynamic" (kInvalidArgument naming the choices otherwise).
@@ -69,8 +69,8 @@ struct SessionOptions {
   // false copies every payload into memory (the pre-mapping behaviour, for comparison).
   bool map_initializers = true;
   // fp32: results match the exported model's arithmetic (what the tests compare against
-  // onnxruntime); bf16 trades accuracy for speed and must be chosen, with evidence from
-  // `glassbox accuracy`. See Precision.
+  // onnxruntime); bf16 and int8-dynamic trade accuracy for speed and must be chosen, with
+  // evidence from `glassbox accuracy`. See Precision.
   Precision precision = Precision::kFp32;
 };
 

@@ -82,7 +82,7 @@ class Session:
                  precision: str = "fp32", disabled_passes: Optional[Sequence[str]] = None,
                  memory_limit_bytes: int = 17179869184, plan_cache_size: int = 64, use_memory_plan: bool = True,
                  map_initializers: bool = True) -> None:
-        """Loads MODEL.onnx; precision: only 'fp32' (bf16 / int8 are not implemented yet)."""
+        """Loads MODEL.onnx; precision: 'fp32' (default), 'bf16' or 'int8-dynamic' (as the CLI's --precision)."""
     @property
     def inputs(self) -> List[TensorInfo]: """Declared inputs."""
     @property
@@ -109,7 +109,7 @@ class Session:
 class _Pipeline:
     """glassbox::Pipeline; use glassbox.pipeline()."""
     def __init__(self, model_dir: str, threads: int, opt_level: int, truncation: Optional[str],
-                 batch_size: Optional[int]) -> None: ...
+                 batch_size: Optional[int], precision: Optional[str] = None) -> None: ...
     task: str
     labels: List[str]
     model_dir: str

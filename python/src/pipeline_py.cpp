@@ -45,7 +45,7 @@ std::vector<PipelineInput> parse_texts(const py::handle& texts) {
 void bind_pipeline(py::module_& m) {
   py::class_<PyPipeline>(m, "_Pipeline", "glassbox::Pipeline; use glassbox.pipeline().")
       .def(py::init([](const py::handle& model_dir, const py::handle& threads, const py::handle& opt_level,
-                       const py::handle& truncation, const py::handle& batch_size) {
+                       const py::handle& truncation, const py::handle& batch_size, const py::handle& precision) {
              const std::string dir = as_path(model_dir, "model_dir");
              PipelineOptions o;
              o.session.threads = static_cast<int>(as_int(threads, "threads", 0, 4096));
@@ -58,13 +58,20 @@ void bind_pipeline(py::module_& m) {
                o.truncation = std::move(t);
              }
              if (!batch_size.is_none()) o.batch_size = as_int(batch_size, "batch_size", 1, 1 << 20);
+             if (!precision.is_none()) {  // as --precision: over glassbox.json's
+               auto p = parse_precision(as_utf8(precision, "precision"));
+               if (!p.ok()) raise_error(std::move(p).take_error().with_where("pipeline"));
+               o.precision = *p;
+               o.precision_source = "argument precision";
+             }
              auto r = [&] {
                py::gil_scoped_release nogil;
                return Pipeline::load(dir, o);
              }();
              return PyPipeline{std::make_shared<const Pipeline>(unwrap(std::move(r))), dir, argument_sources(o.session)};
            }),
-           py::arg("model_dir"), py::arg("threads"), py::arg("opt_level"), py::arg("truncation"), py::arg("batch_size"))
+           py::arg("model_dir"), py::arg("threads"), py::arg("opt_level"), py::arg("truncation"), py::arg("batch_size"),
+           py::arg("precision") = py::none())
       .def_property_readonly("task", [](const PyPipeline& p) {
         return p.pipeline->decisions().task == PipelineTask::kClassify ? "classify" : "embed";
       })

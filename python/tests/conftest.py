@@ -37,10 +37,10 @@ def run_cli(args, stdin=None):
     return r.stdout
 
 
-def run_cli_outputs(model, feeds, tmp_path, threads=1):
-    """`glassbox run MODEL --input NAME=FILE.npy ...`: the outputs as {name: array}."""
+def run_cli_outputs(model, feeds, tmp_path, threads=1, extra=()):
+    """`glassbox run MODEL --input NAME=FILE.npy ... EXTRA...`: the outputs as {name: array}."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    args = ["run", model, "--threads", str(threads), "--output-dir", str(tmp_path / "cli")]
+    args = ["run", model, "--threads", str(threads), "--output-dir", str(tmp_path / "cli")] + list(extra)
     for name, value in feeds.items():
         f = tmp_path / f"in_{name}.npy"
         np.save(f, value)

@@ -52,6 +52,22 @@ def test_classify_result_shapes(langid):
     assert langid.task == "text-classification" and langid.model_dir == glassbox.default_model_dir()
 
 
+def test_precision_argument_equals_cli_flag():
+    ours = glassbox.pipeline("text-classification", threads=1, precision="int8-dynamic")
+    k = len(ours.labels)
+    cli = cli_jsonl(["classify", "--threads", "1", "--top-k", str(k), "--precision", "int8-dynamic"], TEXTS)
+    got = ours.details(TEXTS, top_k=k)
+    assert [o["label"] for o in got] == [c["label"] for c in cli]
+    for c, o in zip(cli, got):
+        assert [x["label"] for x in o["labels"]] == [x["label"] for x in c["labels"]]
+        np.testing.assert_allclose([x["score"] for x in o["labels"]], [x["score"] for x in c["labels"]], rtol=0,
+                                   atol=1e-6)
+    rows = [d for d in ours.explain()["pipeline"] if d["field"] == "precision"]
+    assert rows == [{"field": "precision", "value": "int8-dynamic", "source": "argument precision"}]
+    with pytest.raises(glassbox.InvalidInput):
+        glassbox.pipeline("text-classification", precision="fp16")
+
+
 def test_explain_equals_cli(langid):
     ours = langid.explain()
     cli = json.loads(run_cli(["explain", langid.model_dir, "--threads", "1", "--json"]))

@@ -21,7 +21,8 @@ inline CLI::Option* add_precision_option(CLI::App* cmd, std::string& target) {
   return cmd
       ->add_option("--precision", target,
                    "fp32 | bf16 (GEMMs on constant weights in bfloat16, fp32 accumulation: faster, outputs change "
-                   "~1e-2 relative; measure with `glassbox accuracy`) | int8-dynamic (not implemented yet) "
+                   "~1e-2 relative; measure with `glassbox accuracy`) | int8-dynamic (weights int8 per output channel, "
+                   "activations uint8 per row per call, int32 sums: faster still, outputs change more) "
                    "(default fp32: the exported model's arithmetic)")
       ->check([](const std::string& v) { return parse_precision(v).ok() ? std::string() : parse_precision(v).error().to_string(); });
 }

@@ -1,4 +1,4 @@
-// glassbox accuracy MODEL_DIR|MODEL.onnx [--precision bf16] [--texts FILE] [--shape NAME=1x128] [--input NAME=FILE]
+// glassbox accuracy MODEL_DIR|MODEL.onnx [--precision bf16|int8-dynamic] [--texts FILE] [--shape NAME=1x128] [--input NAME=FILE]
 //   [--samples N] [--seed S] [--threads N] [--max-rel-error E] [--min-top1 A] [--min-cosine C] [--node-tolerance T] [--json]
 // The evidence for a lower precision (diag/accuracy.h): fp32 and the candidate on the same
 // inputs; exit code 3 (and FAIL lines) when a threshold is not met.

@@ -73,7 +73,7 @@ void add_diff_command(CLI::App& app) {
   cmd->add_option("--input", a->inputs, "NAME=FILE (.pb or .npy); repeat per input");
   cmd->add_option("--shape", a->shapes, "NAME=1x128: generate this input (see `glassbox bench --help` for the fill rule)");
   cmd->add_option("--seed", a->seed, "seed of generated inputs (default 0)");
-  cmd->add_option("--a", a->a, "configuration of run A: opt-level=N,threads=N,disable-pass=NAME,memory-plan=on|off,precision=fp32|bf16 (default opt-level=0)");
+  cmd->add_option("--a", a->a, "configuration of run A: opt-level=N,threads=N,disable-pass=NAME,memory-plan=on|off,precision=fp32|bf16|int8-dynamic (default opt-level=0)");
   cmd->add_option("--b", a->b, "configuration of run B, same keys (default opt-level=2)");
   auto* bm = cmd->add_option("--b-model", a->b_model, "run B on this other model (e.g. a quantized copy) instead of MODEL");
   cmd->add_option("--reference", a->reference,

@@ -138,7 +138,7 @@ void add_explain_command(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "as `run --threads` (default: option default)");
   cmd->add_option("--opt-level", a->opt_level, "as `run --opt-level` (default: option default)");
   glassbox::cli::add_precision_option(cmd, a->precision)
-      ->description("as `run --precision`; with a model, lists the ops that run in bf16 (default: option default)");
+      ->description("as `run --precision`; with a model, lists the ops that run in bf16 / int8 (default: option default)");
   auto* md = cmd->add_flag("--markdown", a->markdown, "write the table as Markdown (docs/decisions.md is generated this way)");
   cmd->add_flag("--serve", a->serve, "also print the options of `glassbox serve` (a --config file may then hold \"server\")");
   cmd->add_flag("--json", a->json, "print JSON (schema glassbox.explain/1)")->excludes(md);

@@ -54,8 +54,8 @@ void add_serve_command(CLI::App& app) {
   add_server_flag(cmd, *a, "--saturation-threshold", "saturation_threshold", s.saturation_threshold, "top-1 probability counted as saturated");
   cmd->add_option_function<std::string>("--precision", [a](const std::string& v) {
        a->precision = glassbox::cli::precision_or_fail("serve", v);
-     }, "fp32 | bf16: arithmetic of the GEMMs on constant weights of every model, over glassbox.json (SessionOptions::precision; "
-        "default fp32, `glassbox explain` says why)");
+     }, "fp32 | bf16 | int8-dynamic: arithmetic of the GEMMs on constant weights of every model, over the --config "
+        "file and each model's glassbox.json (SessionOptions::precision; default fp32, `glassbox explain` says why)");
   cmd->add_flag_function("--access-log", [a](int64_t) {
        a->config.server.access_log = true;
        a->config.sources["server.access_log"] = "flag";

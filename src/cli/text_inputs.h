@@ -39,7 +39,7 @@ inline void add_text_options(CLI::App* cmd, TextArgs& a) {
   cmd->add_option("--batch", a.batch, "texts per model run (default: glassbox.json batch_size, else 8)");
   cmd->add_option("--threads", a.threads, "intra-op threads (default 0 = physical cores)");
   add_precision_option(cmd, a.precision)->description(
-      "fp32 | bf16 | int8-dynamic (not implemented yet): arithmetic of the GEMMs on constant weights; bf16 changes "
+      "fp32 | bf16 | int8-dynamic: arithmetic of the GEMMs on constant weights; bf16 and int8-dynamic change "
       "outputs, measure with `glassbox accuracy` (default: glassbox.json \"precision\", else fp32)");
 }
 

@@ -33,22 +33,15 @@ Sums sums_of(const Tensor& a, const Tensor& b) {
                                                                             static_cast<const char*>(b.raw())));
     return s;
   }
-  const float* pa = a.data<float>();
-  const float* pb = b.data<float>();
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const double x = pa[i], y = pb[i], d = std::fabs(y - x);
-    if (std::isnan(d)) {
-      s.comparable = false;
-      return s;
-    }
-    s.max_diff = std::max(s.max_diff, d);
-    s.max_ref = std::max(s.max_ref, std::fabs(x));
-    s.sum_diff += d;
-    s.sum_ref += std::fabs(x);
-    s.dot += x * y;
-    s.norm_a += x * x;
-    s.norm_b += y * y;
-  }
+  const ElementStats e = element_stats(a, b);  // diff's loop (bench.h)
+  s.comparable = e.undefined == 0;  // a NaN anywhere: the outputs cannot be compared
+  s.max_diff = e.max_abs;
+  s.max_ref = e.max_ref;
+  s.sum_diff = e.sum_abs;
+  s.sum_ref = e.sum_ref;
+  s.dot = e.dot;
+  s.norm_a = e.norm_a;
+  s.norm_b = e.norm_b;
   return s;
 }
 
@@ -86,7 +79,7 @@ void find_departures(const Capture& a, const Capture& b, double tolerance, Accur
 
 void list_lower_precision_ops(const Session& s, AccuracyReport& r) {
   for (const auto& d : s.op_decisions())
-    if (d.decision.rfind(r.candidate + ":", 0) == 0) r.bf16_ops.push_back(d.node + " (" + d.op_type + ")");
+    if (d.decision.rfind(r.candidate + ":", 0) == 0) r.lower_precision_ops.push_back(d.node + " (" + d.op_type + ")");
 }
 
 Result<Session> load_session(const std::string& path, SessionOptions o, Precision p) {
@@ -267,7 +260,7 @@ void finish_report(AccuracyReport& r) {
 Result<AccuracyReport> measure_accuracy(const AccuracyRequest& q) {
   if (q.candidate == Precision::kFp32)
     return make_error(ErrorCode::kInvalidArgument, "the candidate precision is fp32, the reference itself", {},
-                      "use --precision bf16");
+                      "use --precision bf16 or int8-dynamic");
   AccuracyReport r;
   r.model = q.model;
   r.candidate = precision_name(q.candidate);
@@ -287,9 +280,9 @@ std::string accuracy_to_text(const AccuracyReport& r) {
   std::ostringstream s;
   s << "accuracy of " << r.candidate << " against " << r.reference << ": " << r.model << "\n"
     << "inputs: " << r.inputs << "\n"
-    << "ops in " << r.candidate << ": " << r.bf16_ops.size();
-  for (size_t i = 0; i < r.bf16_ops.size() && i < 3; ++i) s << (i ? ", " : " (") << r.bf16_ops[i];
-  s << (r.bf16_ops.size() > 3 ? ", ...)" : r.bf16_ops.empty() ? "" : ")") << "; everything else ran in fp32\n";
+    << "ops in " << r.candidate << ": " << r.lower_precision_ops.size();
+  for (size_t i = 0; i < r.lower_precision_ops.size() && i < 3; ++i) s << (i ? ", " : " (") << r.lower_precision_ops[i];
+  s << (r.lower_precision_ops.size() > 3 ? ", ...)" : r.lower_precision_ops.empty() ? "" : ")") << "; everything else ran in fp32\n";
   for (const auto& o : r.outputs) {
     s << "output '" << o.name << "' (" << o.inputs << " inputs): max rel error " << num(o.max_rel_error)
       << ", mean rel error " << num(o.mean_rel_error) << ", cosine min " << cos_text(o.min_cosine) << " mean "
@@ -333,7 +326,7 @@ nlohmann::ordered_json accuracy_to_json(const AccuracyReport& r) {
   j["inputs"] = r.inputs;
   j["thresholds"] = {{"max_rel_error", r.thresholds.max_rel_error}, {"min_top1_agreement", r.thresholds.min_top1_agreement},
                      {"min_cosine", r.thresholds.min_cosine}, {"node_tolerance", r.thresholds.node_tolerance}};
-  j["lower_precision_ops"] = r.bf16_ops;
+  j["lower_precision_ops"] = r.lower_precision_ops;
   auto outs = nlohmann::ordered_json::array();
   for (const auto& o : r.outputs) {
     nlohmann::ordered_json e{{"name", o.name}, {"inputs", o.inputs}, {"max_rel_error", numj(o.max_rel_error)},

@@ -57,7 +57,7 @@ struct AccuracyReport {
   std::vector<OutputAccuracy> outputs;
   NodeDeparture first_difference;  // first node whose output differs at all
   NodeDeparture first_departure;   // first node beyond thresholds.node_tolerance
-  std::vector<std::string> bf16_ops;  // nodes on the lower-precision path (Session::op_decisions)
+  std::vector<std::string> lower_precision_ops;  // nodes on the lower-precision path (Session::op_decisions)
   std::vector<std::string> failures;  // thresholds not met, one line each
 };
 

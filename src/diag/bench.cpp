@@ -83,6 +83,33 @@ double node_flops(const std::string& op, std::span<const Tensor* const> in, std:
   return 0;
 }
 
+ElementStats element_stats(const Tensor& a, const Tensor& b, double rtol, double atol) {
+  ElementStats s;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = to_double(a, i), y = to_double(b, i);
+    const double diff = std::fabs(x - y);
+    if (std::isnan(diff)) {
+      s.undefined++;
+      if (x != y && !(std::isnan(x) && std::isnan(y))) {  // one side NaN, or inf - inf of different signs
+        s.nan_mismatches++;
+        s.violations++;
+      }
+      continue;
+    }
+    if (diff > atol + rtol * std::fabs(y)) s.violations++;
+    s.max_abs = std::max(s.max_abs, diff);
+    const double denom = std::max(std::fabs(x), std::fabs(y));
+    if (denom > 0) s.max_rel = std::max(s.max_rel, diff / denom);
+    s.max_ref = std::max(s.max_ref, std::fabs(x));
+    s.sum_abs += diff;
+    s.sum_ref += std::fabs(x);
+    s.dot += x * y;
+    s.norm_a += x * x;
+    s.norm_b += y * y;
+  }
+  return s;
+}
+
 TensorDiff compare_tensors(const Tensor& a, const Tensor& b, double rtol, double atol) {
   TensorDiff d;
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
@@ -91,27 +118,11 @@ TensorDiff compare_tensors(const Tensor& a, const Tensor& b, double rtol, double
              shape_to_string(b.shape());
     return d;
   }
-  double dot = 0, na = 0, nb = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const double x = to_double(a, i), y = to_double(b, i);
-    if (std::isnan(x) && std::isnan(y)) continue;
-    const double diff = std::fabs(x - y);
-    if (std::isnan(diff)) {
-      if (x != y) {  // one side NaN, or inf - inf of different signs
-        d.max_abs = d.max_rel = INFINITY;
-        d.violations++;
-      }
-      continue;
-    }
-    if (diff > atol + rtol * std::fabs(y)) d.violations++;
-    d.max_abs = std::max(d.max_abs, diff);
-    const double denom = std::max(std::fabs(x), std::fabs(y));
-    if (denom > 0) d.max_rel = std::max(d.max_rel, diff / denom);
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  d.cosine = (na > 0 && nb > 0) ? dot / std::sqrt(na * nb) : (na == nb ? 1.0 : 0.0);
+  const ElementStats s = element_stats(a, b, rtol, atol);
+  d.violations = s.violations;
+  d.max_abs = s.nan_mismatches ? INFINITY : s.max_abs;
+  d.max_rel = s.nan_mismatches ? INFINITY : s.max_rel;
+  d.cosine = (s.norm_a > 0 && s.norm_b > 0) ? s.dot / std::sqrt(s.norm_a * s.norm_b) : (s.norm_a == s.norm_b ? 1.0 : 0.0);
   return d;
 }
 

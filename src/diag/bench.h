@@ -76,4 +76,18 @@ struct TensorDiff {
 };
 TensorDiff compare_tensors(const Tensor& a, const Tensor& b, double rtol = 0, double atol = 0);
 
+// The element loop behind compare_tensors (diff, bench) and `glassbox accuracy`'s
+// normwise errors: b against a, same dtype and shape, values read as double. Elements
+// whose |a - b| is NaN are counted, not summed.
+struct ElementStats {
+  double max_abs = 0, max_rel = 0;  // max |a - b|; max |a - b| / max(|a|, |b|)
+  double max_ref = 0;               // max |a|
+  double sum_abs = 0, sum_ref = 0;  // sum |a - b|; sum |a|
+  double dot = 0, norm_a = 0, norm_b = 0;
+  int64_t violations = 0;      // |a - b| > atol + rtol |b|, or a NaN against a number
+  int64_t undefined = 0;       // |a - b| is NaN: NaN on either side, or infinities of one sign
+  int64_t nan_mismatches = 0;  // of those, where a != b and not both NaN
+};
+ElementStats element_stats(const Tensor& a, const Tensor& b, double rtol = 0, double atol = 0);
+
 }  // namespace glassbox::diag

@@ -173,7 +173,7 @@ Result<SessionOptions> parse_config(const std::string& text, SessionOptions base
         GB_ASSIGN_OR_RETURN(base.precision, parse_precision(value));
       } else
         return make_error(ErrorCode::kInvalidArgument, "unknown configuration key '" + key + "'", text,
-                          "use opt-level=N, threads=N, disable-pass=NAME, memory-plan=on|off, precision=fp32|bf16");
+                          "use opt-level=N, threads=N, disable-pass=NAME, memory-plan=on|off, precision=fp32|bf16|int8-dynamic");
     } catch (const std::exception&) {
       return make_error(ErrorCode::kInvalidArgument, "bad value '" + value + "' for " + key, text);
     }

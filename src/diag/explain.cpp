@@ -89,8 +89,9 @@ const std::vector<Field<SessionOptions>>& session_fields() {
          o.precision = *p;
        },
        "fp32: results match the exported model's arithmetic (what tests compare against onnxruntime)",
-       "bf16 (GEMMs on constant weights in bfloat16, fp32 accumulation) is ~2x faster on AVX512-BF16 CPUs but "
-       "changes outputs (~1e-2 relative): measure it on your inputs with `glassbox accuracy`"},
+       "bf16 (GEMMs on constant weights in bfloat16, fp32 accumulation; ~2x faster on AVX512-BF16 CPUs) and "
+       "int8-dynamic (int8 weights per channel, uint8 activations per row, int32 sums; AVX512-VNNI) change outputs "
+       "(bf16 ~1e-2 relative, int8 more): measure them on your inputs with `glassbox accuracy`"},
   };
   return f;
 }

@@ -44,7 +44,11 @@ struct GemmEpilogue {
 // floats but may be misaligned for them (weights viewed in a mapped model file): each
 // block is then copied (memcpy) into aligned storage before the reorder.
 // kBf16: the reorder also converts B to bfloat16 (round to nearest even).
-enum class PackedPrecision { kF32, kBf16 };
+// kS8Dynamic: B quantized to int8 per output column and packed for the u8 x s8 product
+// (precision int8-dynamic; gemm_int8.h, pack_gemm_b_s8_from_f32 / gemm_f32_s8_dynamic).
+// Above kS8DynamicMaxK rows the int32 sum could overflow: such B is packed as kF32.
+enum class PackedPrecision { kF32, kBf16, kS8Dynamic };
+constexpr int64_t kS8DynamicMaxK = 65536;
 struct PackedGemmB;
 std::shared_ptr<const PackedGemmB> pack_gemm_b(int64_t K, int64_t N, bool trans_b, int64_t ldb, const void* B,
                                                PackedPrecision precision, ThreadPool* pool);
@@ -57,7 +61,8 @@ PackedPrecision packed_gemm_b_precision(const PackedGemmB& b);
 
 // C[M, N] (row stride ldc) = epilogue(A[M, K] (row stride lda) * B). With bf16 weights
 // A is converted to bfloat16 once per call (round to nearest even) before the tiles
-// run; products accumulate in fp32 and C, bias, GELU and residual stay fp32.
+// run; products accumulate in fp32 and C, bias, GELU and residual stay fp32. With
+// kS8Dynamic weights: gemm_f32_s8_dynamic (A quantized per row, s32 accumulation).
 void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& B, float* C, int64_t ldc,
                      const GemmEpilogue& epilogue, ThreadPool* pool);
 

@@ -10,27 +10,21 @@
 // product is cut into tiles (batch ranges, row blocks, column blocks) that our
 // pool's threads claim. No OpenMP team is ever started by GEMM.
 //
-// Primitive cache: creating a matmul primitive costs 0.3-1.3 ms, far more than
-// a small tile, so primitives are cached by (shape, strides, layout, epilogue)
-// behind a mutex; execution is concurrent, with a user-managed scratchpad per
-// thread (the library-managed one is shared by concurrent executions).
-#include <dlfcn.h>
-
+// Primitive cache, per-thread buffers and the tile scheduler: kernels/dnnl_common.h
+// (shared with the u8 x s8 products of gemm_int8_dnnl.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <map>
-#include <mutex>
-#include <unordered_map>
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/thread_pool.h"
+#include "kernels/dnnl_common.h"
 #include "kernels/gemm.h"
-
-static_assert(DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP, "gemm_dnnl.cpp assumes oneDNN's OpenMP runtime; see docs/kernels.md");
+#include "kernels/gemm_int8.h"
 
 namespace glassbox::kernels {
 
@@ -44,6 +38,7 @@ struct PackedGemmB {
   int64_t K = 0, N = 0;
   PackedPrecision precision = PackedPrecision::kF32;
   std::vector<Block> blocks;
+  std::shared_ptr<const PackedGemmS8B> s8;  // kS8Dynamic: the quantized weights (no blocks here)
   int64_t bytes = 0;
 };
 
@@ -52,45 +47,7 @@ namespace {
 using dims = dnnl::memory::dims;
 using dt = dnnl::memory::data_type;
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-// The calling thread runs oneDNN single-threaded (see the file comment). Set on every
-// call: conv_dnnl.cpp sets the same per-thread count to the pool size.
-void single_threaded_onednn() {
-  using Fn = void (*)(int);
-  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (fn) fn(1);
-}
-
-dnnl::stream& thread_stream() {
-  thread_local dnnl::stream s(engine());
-  return s;
-}
-
-// A per-thread, 64-byte aligned buffer grown on demand; each Tag is a separate buffer.
-template <int Tag>
-void* thread_buffer(size_t bytes) {
-  thread_local std::shared_ptr<void> buf;
-  thread_local size_t size = 0;
-  if (bytes > size) {
-    size = (bytes + 4095) / 4096 * 4096;
-    buf.reset(std::aligned_alloc(64, size), std::free);
-  }
-  return buf.get();
-}
-
-// Per-thread oneDNN scratchpad.
-void* thread_scratch(size_t bytes) { return thread_buffer<0>(bytes); }
-
-// Per-thread dense output tile for gemm_f32_packed.
-void* thread_tile(size_t bytes) { return thread_buffer<1>(bytes); }
-
-// Per-thread bf16 copy of one call's activations (the calling thread's; the tiles on
-// the workers read it while the caller waits in parallel_for).
-void* thread_bf16_rows(size_t bytes) { return thread_buffer<2>(bytes); }
+using namespace dnnl_common;
 
 dnnl::memory::desc matrix_desc(int64_t batch, int64_t rows, int64_t cols, bool trans, int64_t ld, int64_t bstride) {
   // Logical [batch, rows, cols]; stored row-major with leading dim ld, or transposed.
@@ -107,60 +64,12 @@ dnnl::memory::desc matrix2d(int64_t rows, int64_t cols, int64_t ld, dt type = dt
 // Activation (source) and weight type of packed products: bf16 weights take bf16 sources.
 dt packed_type(PackedPrecision p) { return p == PackedPrecision::kBf16 ? dt::bf16 : dt::f32; }
 
-struct Entry {
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul prim;
-  size_t scratch = 0;
-};
-
 using Key = std::vector<int64_t>;
-
-struct Cache {
-  std::mutex mu;
-  std::map<Key, Entry> primitives;
-  std::vector<dnnl::memory::desc> layouts;  // packed weight layouts, interned
-};
-
-Cache& cache() {
-  static Cache c;
-  return c;
-}
-
-// Bound on cached primitives; dynamic shapes (sequence length) create new ones.
-constexpr size_t kMaxCachedPrimitives = 2048;
-
-template <class Make>
-Entry get_primitive(const Key& key, Make make) {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  auto it = c.primitives.find(key);
-  if (it != c.primitives.end()) return it->second;
-  single_threaded_onednn();
-  dnnl::matmul::primitive_desc pd = make();
-  Entry e{pd, dnnl::matmul(pd), pd.scratchpad_desc().get_size()};
-  if (c.primitives.size() >= kMaxCachedPrimitives) c.primitives.clear();
-  c.primitives.emplace(key, e);
-  return e;
-}
-
-dnnl::primitive_attr base_attr() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
-void execute(const Entry& e, std::unordered_map<int, dnnl::memory> args) {
-  single_threaded_onednn();
-  if (e.scratch) args.insert({DNNL_ARG_SCRATCHPAD, dnnl::memory(e.pd.scratchpad_desc(), engine(), thread_scratch(e.scratch))});
-  dnnl::stream& s = thread_stream();
-  e.prim.execute(s, args);
-  s.wait();
-}
 
 // One product on the calling thread (the unit of parallel work).
 void gemm_tile(const GemmDesc& d, const float* A, const float* B, float* C) {
   const Key key{d.batch, d.M, d.N, d.K, d.trans_a, d.trans_b, d.lda, d.ldb, d.ldc, d.stride_a, d.stride_b, d.stride_c};
-  const Entry e = get_primitive(key, [&] {
+  const Primitive e = get_primitive(key, [&] {
     const bool shared_b = d.stride_b == 0 && d.batch > 1;
     auto a = matrix_desc(d.batch, d.M, d.K, d.trans_a, d.lda, d.stride_a);
     auto b = matrix_desc(shared_b ? 1 : d.batch, d.K, d.N, d.trans_b, d.ldb, shared_b ? d.K * d.N : d.stride_b);
@@ -224,17 +133,18 @@ std::shared_ptr<const PackedGemmB> pack_gemm_b(int64_t K, int64_t N, bool trans_
   p->K = K;
   p->N = N;
   p->precision = precision;
+  if (precision == PackedPrecision::kS8Dynamic && K > kS8DynamicMaxK) p->precision = precision = PackedPrecision::kF32;
+  if (precision == PackedPrecision::kS8Dynamic) {  // int8-dynamic: quantized and packed by gemm_int8_dnnl.cpp
+    p->s8 = pack_gemm_b_s8_from_f32(K, N, trans_b, ldb, B, pool);
+    p->bytes = packed_gemm_b_s8_bytes(*p->s8);
+    return p;
+  }
   const dt type = packed_type(precision);
-  // Column blocks: multiples of 64 up to 256, at least 3 per thread when N allows, so
-  // the caller can absorb a late worker's share.
-  const int threads = pool ? pool->size() : 1;
-  int64_t nb = 256;
-  while (nb > 64 && (N + nb - 1) / nb < 3 * threads) nb /= 2;
+  const int64_t nb = column_block_width(N, pool);
   for (int64_t n0 = 0; n0 < N; n0 += nb) p->blocks.push_back({n0, std::min(nb, N - n0), -1, {}, {}});
   // The layout oneDNN wants for this block at a typical row count; products with other
   // row counts are created with the same weights layout (gemm_f32_packed).
   constexpr int64_t kLayoutRows = 128;
-  Cache& c = cache();
   for (auto& blk : p->blocks) {
     single_threaded_onednn();
     auto a = matrix2d(kLayoutRows, K, K, type);
@@ -242,10 +152,7 @@ std::shared_ptr<const PackedGemmB> pack_gemm_b(int64_t K, int64_t N, bool trans_
     auto cd = matrix2d(kLayoutRows, blk.n, blk.n);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w_any, cd), base_attr(), engine());
     blk.desc = pd.weights_desc();
-    std::lock_guard<std::mutex> lock(c.mu);
-    auto it = std::find(c.layouts.begin(), c.layouts.end(), blk.desc);
-    blk.layout = static_cast<int>(it - c.layouts.begin());
-    if (it == c.layouts.end()) c.layouts.push_back(blk.desc);
+    blk.layout = intern_layout(blk.desc);
   }
   auto reorder_block = [&](int64_t i0, int64_t i1) {
     single_threaded_onednn();
@@ -308,6 +215,10 @@ const char* gemm_bf16_implementation() {
 void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& B, float* C, int64_t ldc,
                      const GemmEpilogue& ep, ThreadPool* pool) {
   if (M <= 0 || B.N <= 0) return;
+  if (B.s8) {
+    gemm_f32_s8_dynamic(M, A, lda, *B.s8, C, ldc, ep, pool);
+    return;
+  }
   const int64_t K = B.K;
   const bool bf16 = B.precision == PackedPrecision::kBf16;
   if (lda != K) {  // brgemm needs dense rows; callers pass contiguous activations
@@ -316,30 +227,25 @@ void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& 
     gemm_f32_packed(M, dense.data(), K, B, C, ldc, ep, pool);
     return;
   }
-  // Row blocks for tall products (batched sequences) so tiles stay cache-sized.
-  constexpr int64_t kRowBlock = 256;
-  const int64_t row_blocks = (M + kRowBlock - 1) / kRowBlock;
   const int64_t col_blocks = static_cast<int64_t>(B.blocks.size());
   const int act = static_cast<int>(ep.activation);
   // bf16 weights: the activations once in bf16 (dense [M, K]), read by every tile.
   const void* src = A;
   if (bf16) {
-    auto* rows = static_cast<uint16_t*>(thread_bf16_rows(static_cast<size_t>(M * K) * sizeof(uint16_t)));
+    auto* rows = static_cast<uint16_t*>(thread_buffer<kBf16Rows>(static_cast<size_t>(M * K) * sizeof(uint16_t)));
     convert_f32_to_bf16(A, rows, M * K);
     src = rows;
   }
   const size_t src_elem = bf16 ? sizeof(uint16_t) : sizeof(float);
   const dt src_type = packed_type(B.precision);
-  auto tile = [&](int64_t t) {
-    const int64_t rb = t / col_blocks;
-    const auto& blk = B.blocks[static_cast<size_t>(t % col_blocks)];
-    const int64_t m0 = rb * kRowBlock, m = std::min(kRowBlock, M - m0);
+  run_tiles(M, col_blocks, pool, [&](int64_t m0, int64_t m, int64_t block) {
+    const auto& blk = B.blocks[static_cast<size_t>(block)];
     // brgemm (the fast implementation) needs dense source and destination: a column block
     // is computed into a dense per-thread tile, then copied into C with the residual added.
     const bool direct = blk.n == ldc && !ep.residual;
-    float* dst = direct ? C + m0 * ldc : static_cast<float*>(thread_tile(static_cast<size_t>(m * blk.n) * sizeof(float)));
+    float* dst = direct ? C + m0 * ldc : static_cast<float*>(thread_buffer<kTile>(static_cast<size_t>(m * blk.n) * sizeof(float)));
     const Key key{-1, m, K, blk.n, blk.layout, ep.bias != nullptr, act, static_cast<int64_t>(B.precision)};
-    const Entry e = get_primitive(key, [&] {
+    const Primitive e = get_primitive(key, [&] {
       dnnl::primitive_attr attr = base_attr();
       if (ep.activation == GemmActivation::kGeluErf) {
         dnnl::post_ops po;
@@ -368,14 +274,6 @@ void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& 
         std::copy(in, in + blk.n, out);
       }
     }
-  };
-  const int64_t tiles = row_blocks * col_blocks;
-  if (!pool || pool->size() == 1 || tiles == 1) {
-    for (int64_t t = 0; t < tiles; ++t) tile(t);
-    return;
-  }
-  pool->parallel_for(tiles, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) tile(t);
   });
 }
 

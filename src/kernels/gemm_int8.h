@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernels/gemm.h"
+
 namespace glassbox {
 class ThreadPool;
 }
@@ -70,6 +72,37 @@ void gemm_integer_reference(int64_t M, int64_t N, int64_t K, const TA* A, int64_
     }
   }
 }
+
+// Precision int8-dynamic (SessionOptions::precision) on a float32 model:
+//   weights, once: per output column j, symmetric s8: sb[j] = max_k |B[k, j]| / 127,
+//     qb[k, j] = round_half_even(B[k, j] / sb[j]) in [-127, 127] (a column of zeros: sb = 0, qb = 0;
+//     a non-finite weight makes its column's scale NaN, so that column's outputs are NaN as in fp32);
+//   activations, every call: per row i, u8 with a zero point, DynamicQuantizeLinear's formula on the
+//     row: sa[i] = (max(0, max_k A) - min(0, min_k A)) / 255, za[i] = round(-min(0, min_k A) / sa[i]),
+//     qa = saturate(round_half_even(A / sa[i]) + za[i]) (a row of zeros: sa = 1; a row with an
+//     infinity: sa = NaN, its outputs NaN; NaN elements quantize to za as in ONNX);
+//   C[i, j] = epilogue(float(sum_k (qa[i, k] - za[i]) * qb[k, j]) * (sa[i] * sb[j]))   (s32 sum, exact)
+// u8 activations with a zero point, not s8: AVX-512 VNNI's vpdpbusd multiplies u8 by s8 natively
+// (oneDNN's s8 x s8 adds a +128 shift and a compensation pass), the zero point costs one
+// multiply-add per output (za[i] * colsum[j]), and an asymmetric range spends all 256 steps on
+// skewed rows (after GELU, values lie in [-0.17, max]) where a symmetric one would waste half.
+// Error, per output before the epilogue (|A - sa (qa - za)| <= sa / 2, |B - sb qb| <= sb / 2):
+//   |C - A.B| <= sb[j] / 2 * sum_k |A[i, k]| + sa[i] / 2 * sum_k |B[k, j]| + K sa[i] sb[j] / 4
+// (tests/quant/int8_dynamic_test.cpp derives its tolerance from this).
+void quantize_columns_s8(int64_t K, int64_t N, bool trans_b, int64_t ldb, const void* B, int8_t* q, float* scale);
+void quantize_rows_u8(int64_t M, int64_t K, const float* A, int64_t lda, uint8_t* q, float* scale, int32_t* zero_point);
+
+// B float32 [K, N] (trans_b: [N, K]), row stride ldb, possibly misaligned (a mapped model
+// file): quantized per column as above and packed like pack_gemm_b_s8.
+std::shared_ptr<const PackedGemmS8B> pack_gemm_b_s8_from_f32(int64_t K, int64_t N, bool trans_b, int64_t ldb,
+                                                              const void* B, ThreadPool* pool);
+// The int8-dynamic product: C [M, N] (row stride ldc) from A float32 [M, K] (row stride lda)
+// and B from pack_gemm_b_s8_from_f32; the epilogue (bias, GELU, residual) in fp32.
+void gemm_f32_s8_dynamic(int64_t M, const float* A, int64_t lda, const PackedGemmS8B& B, float* C, int64_t ldc,
+                         const GemmEpilogue& epilogue, ThreadPool* pool);
+// oneDNN's implementation of the u8 x s8 -> s32 matmul on this CPU (e.g. "brg:avx512_core_vnni"),
+// or "reference loops (no AVX-512 VNNI)".
+const char* gemm_u8s8_implementation();
 
 // The f32 epilogue of MatMulIntegerToFloat over an s32 product (unpacked paths).
 void apply_qgemm_scale(int64_t M, int64_t N, const int32_t* acc, int64_t ld_acc, const float* scale, const float* bias,

@@ -1,23 +1,22 @@
-// gemm_u8s8_packed on oneDNN's int8 matmul (u8 src, s8 weights, s32 dst), with
-// the same threading design as gemm_dnnl.cpp: primitives created and run with the
-// calling thread's OpenMP count at 1, the product cut into (row block x column
-// block) tiles that the ThreadPool's threads claim, primitives cached by shape,
-// a user-managed scratchpad per thread. Zero points and the float scale are
-// applied while each tile is copied out (see gemm_int8.h).
-#include <dlfcn.h>
-
+// gemm_u8s8_packed and the int8-dynamic gemm_f32_s8_dynamic on oneDNN's int8 matmul
+// (u8 src, s8 weights, s32 dst), with the threading design, primitive cache and tile
+// scheduler of gemm_dnnl.cpp (kernels/dnnl_common.h). Zero points, scales and the
+// epilogue are applied while each tile is copied out (see gemm_int8.h).
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/thread_pool.h"
+#include "kernels/dnnl_common.h"
 #include "kernels/gemm_int8.h"
+#include "kernels/layer_norm.h"
+#include "kernels/quantize.h"
 
 namespace glassbox::kernels {
 
@@ -33,6 +32,7 @@ struct PackedGemmS8B {
   std::vector<Block> blocks;
   std::vector<int32_t> colsum;  // [N]: sum_k B[k, j]
   std::vector<int8_t> plain;    // reference path: B dense [K, N]
+  std::vector<float> scale;     // pack_gemm_b_s8_from_f32: [N] per-column weight scales
   int64_t bytes = 0;
 };
 
@@ -41,75 +41,34 @@ namespace {
 using dims = dnnl::memory::dims;
 using dt = dnnl::memory::data_type;
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-void single_threaded_onednn() {
-  using Fn = void (*)(int);
-  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (fn) fn(1);
-}
-
-dnnl::stream& thread_stream() {
-  thread_local dnnl::stream s(engine());
-  return s;
-}
-
-template <int Tag>
-void* thread_buffer(size_t bytes) {
-  thread_local std::shared_ptr<void> buf;
-  thread_local size_t size = 0;
-  if (bytes > size) {
-    size = (bytes + 4095) / 4096 * 4096;
-    buf.reset(std::aligned_alloc(64, size), std::free);
-  }
-  return buf.get();
-}
-
-struct Entry {
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul prim;
-  size_t scratch = 0;
-};
-
-struct Cache {
-  std::mutex mu;
-  std::map<std::vector<int64_t>, Entry> primitives;
-  std::vector<dnnl::memory::desc> layouts;
-};
-
-Cache& cache() {
-  static Cache c;
-  return c;
-}
-
-constexpr size_t kMaxCachedPrimitives = 2048;
-
-dnnl::primitive_attr base_attr() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
+using namespace dnnl_common;
 
 dnnl::memory::desc dense(int64_t rows, int64_t cols, dt type) {
   return dnnl::memory::desc(dims{rows, cols}, type, dims{cols, 1});
 }
 
-Entry get_primitive(int64_t m, int64_t K, const PackedGemmS8B::Block& blk) {
-  const std::vector<int64_t> key{m, K, blk.n, blk.layout};
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  auto it = c.primitives.find(key);
-  if (it != c.primitives.end()) return it->second;
-  single_threaded_onednn();
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(dense(m, K, dt::u8), blk.desc, dense(m, blk.n, dt::s32)),
-                                  base_attr(), engine());
-  Entry e{pd, dnnl::matmul(pd), pd.scratchpad_desc().get_size()};
-  if (c.primitives.size() >= kMaxCachedPrimitives) c.primitives.clear();
-  c.primitives.emplace(key, e);
-  return e;
+// The s32 product sum_k A[i, k] * B[k, j] (A u8 [M, K] dense, no zero points), tile by
+// tile: finish(m0, m, block, acc) with the tile's dense m x block.n accumulator.
+template <class Finish>
+void u8s8_tiles(int64_t M, const uint8_t* A, const PackedGemmS8B& B, ThreadPool* pool, const Finish& finish) {
+  const int64_t K = B.K;
+  run_tiles(M, static_cast<int64_t>(B.blocks.size()), pool, [&](int64_t m0, int64_t m, int64_t block) {
+    const auto& blk = B.blocks[static_cast<size_t>(block)];
+    auto* acc = static_cast<int32_t*>(thread_buffer<kTile>(static_cast<size_t>(m * blk.n) * sizeof(int32_t)));
+    if (B.fast) {
+      const Primitive e = get_primitive({-2, m, K, blk.n, blk.layout}, [&] {
+        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(dense(m, K, dt::u8), blk.desc, dense(m, blk.n, dt::s32)),
+                                            base_attr(), engine());
+      });
+      execute(e, {{DNNL_ARG_SRC, dnnl::memory(e.pd.src_desc(), engine(), const_cast<uint8_t*>(A + m0 * K))},
+                  {DNNL_ARG_WEIGHTS, dnnl::memory(e.pd.weights_desc(), engine(), blk.data.get())},
+                  {DNNL_ARG_DST, dnnl::memory(e.pd.dst_desc(), engine(), acc)}});
+    } else {
+      gemm_integer_reference<uint8_t, int8_t>(m, blk.n, K, A + m0 * K, K, nullptr, false, B.plain.data() + blk.n0, B.N,
+                                              nullptr, false, acc, blk.n);
+    }
+    finish(m0, m, blk, acc);
+  });
 }
 
 // acc (m x n, dense) -> C with the zero-point terms, then s32 or scaled f32.
@@ -154,8 +113,9 @@ bool gemm_u8s8_fast_available() {
   return ok;
 }
 
-std::shared_ptr<const PackedGemmS8B> pack_gemm_b_s8(int64_t K, int64_t N, int64_t ldb, const int8_t* B,
-                                                    ThreadPool* pool) {
+namespace {
+
+std::shared_ptr<PackedGemmS8B> pack_s8(int64_t K, int64_t N, int64_t ldb, const int8_t* B, ThreadPool* pool) {
   auto p = std::make_shared<PackedGemmS8B>();
   p->K = K;
   p->N = N;
@@ -163,9 +123,7 @@ std::shared_ptr<const PackedGemmS8B> pack_gemm_b_s8(int64_t K, int64_t N, int64_
   p->colsum.assign(static_cast<size_t>(N), 0);
   for (int64_t k = 0; k < K; ++k)
     for (int64_t j = 0; j < N; ++j) p->colsum[j] += B[k * ldb + j];
-  const int threads = pool ? pool->size() : 1;
-  int64_t nb = 256;
-  while (nb > 64 && (N + nb - 1) / nb < 3 * threads) nb /= 2;
+  const int64_t nb = column_block_width(N, pool);
   for (int64_t n0 = 0; n0 < N; n0 += nb) p->blocks.push_back({n0, std::min(nb, N - n0), -1, {}, {}});
   if (!p->fast) {
     p->plain.resize(static_cast<size_t>(K * N));
@@ -174,7 +132,6 @@ std::shared_ptr<const PackedGemmS8B> pack_gemm_b_s8(int64_t K, int64_t N, int64_
     return p;
   }
   constexpr int64_t kLayoutRows = 128;  // the layout oneDNN picks at a typical row count
-  Cache& c = cache();
   for (auto& blk : p->blocks) {
     single_threaded_onednn();
     auto w_any = dnnl::memory::desc(dims{K, blk.n}, dt::s8, dnnl::memory::format_tag::any);
@@ -182,10 +139,7 @@ std::shared_ptr<const PackedGemmS8B> pack_gemm_b_s8(int64_t K, int64_t N, int64_
         dnnl::matmul::desc(dense(kLayoutRows, K, dt::u8), w_any, dense(kLayoutRows, blk.n, dt::s32)), base_attr(),
         engine());
     blk.desc = pd.weights_desc();
-    std::lock_guard<std::mutex> lock(c.mu);
-    auto it = std::find(c.layouts.begin(), c.layouts.end(), blk.desc);
-    blk.layout = static_cast<int>(it - c.layouts.begin());
-    if (it == c.layouts.end()) c.layouts.push_back(blk.desc);
+    blk.layout = intern_layout(blk.desc);
   }
   auto reorder_block = [&](int64_t i0, int64_t i1) {
     single_threaded_onednn();
@@ -207,7 +161,16 @@ std::shared_ptr<const PackedGemmS8B> pack_gemm_b_s8(int64_t K, int64_t N, int64_
   return p;
 }
 
-int64_t packed_gemm_b_s8_bytes(const PackedGemmS8B& b) { return b.bytes + b.N * 4; }
+}  // namespace
+
+std::shared_ptr<const PackedGemmS8B> pack_gemm_b_s8(int64_t K, int64_t N, int64_t ldb, const int8_t* B,
+                                                    ThreadPool* pool) {
+  return pack_s8(K, N, ldb, B, pool);
+}
+
+int64_t packed_gemm_b_s8_bytes(const PackedGemmS8B& b) {
+  return b.bytes + b.N * 4 + static_cast<int64_t>(b.scale.size() * sizeof(float));
+}
 
 void gemm_u8s8_packed(const QGemmArgs& a, const PackedGemmS8B& B, ThreadPool* pool) {
   const int64_t M = a.M, K = B.K;
@@ -227,40 +190,118 @@ void gemm_u8s8_packed(const QGemmArgs& a, const PackedGemmS8B& B, ThreadPool* po
     for (int64_t i = 0; i < M; ++i)
       for (int64_t k = 0; k < K; ++k) rowsum[i] += a.A[i * K + k];
   }
-  constexpr int64_t kRowBlock = 256;
-  const int64_t row_blocks = (M + kRowBlock - 1) / kRowBlock;
-  const int64_t col_blocks = static_cast<int64_t>(B.blocks.size());
-  auto tile = [&](int64_t t) {
-    const int64_t rb = t / col_blocks;
-    const auto& blk = B.blocks[static_cast<size_t>(t % col_blocks)];
-    const int64_t m0 = rb * kRowBlock, m = std::min(kRowBlock, M - m0);
-    auto* acc = static_cast<int32_t*>(thread_buffer<1>(static_cast<size_t>(m * blk.n) * sizeof(int32_t)));
-    if (B.fast) {
-      const Entry e = get_primitive(m, K, blk);
-      std::unordered_map<int, dnnl::memory> args{
-          {DNNL_ARG_SRC, dnnl::memory(e.pd.src_desc(), engine(), const_cast<uint8_t*>(a.A + m0 * K))},
-          {DNNL_ARG_WEIGHTS, dnnl::memory(e.pd.weights_desc(), engine(), blk.data.get())},
-          {DNNL_ARG_DST, dnnl::memory(e.pd.dst_desc(), engine(), acc)}};
-      single_threaded_onednn();
-      if (e.scratch)
-        args.insert({DNNL_ARG_SCRATCHPAD, dnnl::memory(e.pd.scratchpad_desc(), engine(), thread_buffer<0>(e.scratch))});
-      dnnl::stream& s = thread_stream();
-      e.prim.execute(s, args);
-      s.wait();
-    } else {
-      gemm_integer_reference<uint8_t, int8_t>(m, blk.n, K, a.A + m0 * K, K, nullptr, false, B.plain.data() + blk.n0,
-                                              B.N, nullptr, false, acc, blk.n);
-    }
-    finish_tile(a, B, rowsum.empty() ? nullptr : rowsum.data(), m0, m, blk.n0, blk.n, acc);
-  };
-  const int64_t tiles = row_blocks * col_blocks;
-  if (!pool || pool->size() == 1 || tiles == 1) {
-    for (int64_t t = 0; t < tiles; ++t) tile(t);
-    return;
-  }
-  pool->parallel_for(tiles, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) tile(t);
+  const int32_t* rs = rowsum.empty() ? nullptr : rowsum.data();
+  u8s8_tiles(M, a.A, B, pool, [&](int64_t m0, int64_t m, const PackedGemmS8B::Block& blk, const int32_t* acc) {
+    finish_tile(a, B, rs, m0, m, blk.n0, blk.n, acc);
   });
+}
+
+void quantize_columns_s8(int64_t K, int64_t N, bool trans_b, int64_t ldb, const void* B, int8_t* q, float* scale) {
+  // B may be misaligned for floats (a mapped model file): rows are copied out with memcpy.
+  const char* base = static_cast<const char*>(B);
+  const int64_t rows = trans_b ? N : K, len = trans_b ? K : N;
+  std::vector<float> row(static_cast<size_t>(len));
+  auto load = [&](int64_t r) {
+    std::memcpy(row.data(), base + r * ldb * static_cast<int64_t>(sizeof(float)), static_cast<size_t>(len) * sizeof(float));
+  };
+  std::vector<float> amax(static_cast<size_t>(N), 0.f);
+  std::vector<char> finite(static_cast<size_t>(N), 1);
+  auto see = [&](int64_t j, float v) {
+    if (!std::isfinite(v)) finite[j] = 0;
+    else amax[j] = std::max(amax[j], std::fabs(v));
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    load(r);
+    for (int64_t c = 0; c < len; ++c) see(trans_b ? r : c, row[c]);
+  }
+  for (int64_t j = 0; j < N; ++j)
+    scale[j] = finite[j] ? amax[j] / 127.f : std::numeric_limits<float>::quiet_NaN();
+  auto put = [&](int64_t k, int64_t j, float v) {
+    const float s = scale[j];
+    q[k * N + j] = s > 0.f ? static_cast<int8_t>(std::clamp(std::nearbyint(v / s), -127.f, 127.f)) : int8_t{0};
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    load(r);
+    for (int64_t c = 0; c < len; ++c) trans_b ? put(c, r, row[c]) : put(r, c, row[c]);
+  }
+}
+
+void quantize_rows_u8(int64_t M, int64_t K, const float* A, int64_t lda, uint8_t* q, float* scale, int32_t* zero_point) {
+  for (int64_t i = 0; i < M; ++i) {
+    const float* a = A + i * lda;
+    float lo = 0.f, hi = 0.f;
+    minmax_f32(a, K, &lo, &hi);
+    float s = (hi - lo) / 255.f;
+    if (!std::isfinite(s)) s = std::numeric_limits<float>::quiet_NaN();  // an infinity: outputs NaN
+    else if (!(s > 0.f)) s = 1.f;  // a row of zeros (or a range so small the scale underflows)
+    const int32_t zp = std::isnan(s) ? 0 : saturate_round<uint8_t>(-lo / s, 0);
+    quantize_f32_u8(a, K, s, zp, q + i * K);
+    scale[i] = s;
+    zero_point[i] = zp;
+  }
+}
+
+std::shared_ptr<const PackedGemmS8B> pack_gemm_b_s8_from_f32(int64_t K, int64_t N, bool trans_b, int64_t ldb,
+                                                              const void* B, ThreadPool* pool) {
+  std::vector<int8_t> q(static_cast<size_t>(K * N));
+  std::vector<float> scale(static_cast<size_t>(N));
+  quantize_columns_s8(K, N, trans_b, ldb, B, q.data(), scale.data());
+  auto p = pack_s8(K, N, N, q.data(), pool);
+  p->scale = std::move(scale);
+  return p;
+}
+
+void gemm_f32_s8_dynamic(int64_t M, const float* A, int64_t lda, const PackedGemmS8B& B, float* C, int64_t ldc,
+                         const GemmEpilogue& ep, ThreadPool* pool) {
+  const int64_t K = B.K;
+  if (M <= 0 || B.N <= 0) return;
+  // The calling thread's buffers, read by every tile while it waits in run_tiles.
+  auto* qa = static_cast<uint8_t*>(thread_buffer<kU8Rows>(static_cast<size_t>(M * K)));
+  auto* sa = static_cast<float*>(thread_buffer<kRowParams>(static_cast<size_t>(M) * (sizeof(float) + sizeof(int32_t))));
+  auto* za = reinterpret_cast<int32_t*>(sa + M);
+  auto quantize = [&](int64_t r0, int64_t r1) { quantize_rows_u8(r1 - r0, K, A + r0 * lda, lda, qa + r0 * K, sa + r0, za + r0); };
+  if (pool && pool->size() > 1 && M * K >= 32768) pool->parallel_for(M, std::max<int64_t>(1, 16384 / std::max<int64_t>(K, 1)), quantize);
+  else quantize(0, M);
+  u8s8_tiles(M, qa, B, pool, [&](int64_t m0, int64_t m, const PackedGemmS8B::Block& blk, const int32_t* acc) {
+    const int64_t n0 = blk.n0, n = blk.n;
+    const int32_t* cs = B.colsum.data() + n0;
+    const float* sb = B.scale.data() + n0;
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t r = m0 + i;
+      const int64_t z = za[r];
+      const float s = sa[r];
+      const int32_t* in = acc + i * n;
+      float* out = C + r * ldc + n0;
+      // sum_k (qa - za) qb = sum_k qa qb - za colsum; |value| <= 255 * 127 * K fits int64 (and int32 for K < 66000).
+      if (ep.bias) {
+        const float* b = ep.bias + n0;
+        for (int64_t j = 0; j < n; ++j) out[j] = static_cast<float>(in[j] - z * cs[j]) * (s * sb[j]) + b[j];
+      } else {
+        for (int64_t j = 0; j < n; ++j) out[j] = static_cast<float>(in[j] - z * cs[j]) * (s * sb[j]);
+      }
+      if (ep.activation == GemmActivation::kGeluErf) gelu_erf_f32(out, out, n, nullptr);
+      if (ep.residual) {
+        const float* res = ep.residual + r * ep.ld_residual + n0;
+        for (int64_t j = 0; j < n; ++j) out[j] += res[j];
+      }
+    }
+  });
+}
+
+const char* gemm_u8s8_implementation() {
+  static const std::string name = [] {
+    if (!gemm_u8s8_fast_available()) return std::string("reference loops (no AVX-512 VNNI)");
+    single_threaded_onednn();
+    auto w = dnnl::memory::desc(dims{768, 256}, dt::s8, dnnl::memory::format_tag::any);
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(dense(128, 768, dt::u8), w, dense(128, 256, dt::s32)), base_attr(),
+                                      engine());
+      return std::string(pd.impl_info_str());
+    } catch (const dnnl::error& e) {
+      return std::string("none (oneDNN: ") + e.what() + ")";
+    }
+  }();
+  return name.c_str();
 }
 
 void apply_qgemm_scale(int64_t M, int64_t N, const int32_t* acc, int64_t ld_acc, const float* scale, const float* bias,

@@ -4,7 +4,8 @@
 // attribute activation: "" (none) or "gelu_erf". With packed weights (kernel variant
 // packed_weights) the whole epilogue runs inside the GEMM tiles; otherwise a plain
 // GEMM, then one pass over Y. A residual that only broadcasts to Y is added separately.
-// SessionOptions::precision bf16: the packed weights are bfloat16 (epilogue still fp32).
+// SessionOptions::precision bf16 / int8-dynamic: the packed weights are bfloat16 / int8 per
+// output column (epilogue still fp32; kernels/gemm_int8.h for the int8 arithmetic).
 #include "kernels/gemm.h"
 #include "kernels/layer_norm.h"
 #include "ops/attr_util.h"

@@ -2,9 +2,10 @@
 // [M, N] (optional since opset 11). float32 via kernels/gemm.h (oneDNN); the
 // alpha/beta/C epilogue is one extra pass over Y. Gemm-6: attribute `broadcast`
 // (default 0) — without it C must already have Y's shape [M, N].
-// SessionOptions::precision bf16 with constant B (a linear layer): B packed once as
-// bfloat16 (kernel variant packed_weights), A converted per call, fp32 accumulation;
-// the alpha/beta/C epilogue stays fp32. fp32 runs the plain path below unchanged.
+// SessionOptions::precision bf16 / int8-dynamic with constant B (a linear layer): B packed
+// once as bfloat16 / per-column int8 (kernel variant packed_weights), A converted (bf16) or
+// quantized per row (u8) per call, fp32 / s32 accumulation; the alpha/beta/C epilogue stays
+// fp32. fp32 runs the plain path below unchanged.
 #include <array>
 
 #include "kernels/gemm.h"
@@ -72,8 +73,8 @@ class GemmOp final : public Op {
     d.lda = a->shape()[1];
     d.ldb = b->shape()[1];
     d.ldc = N;
-    if (ctx.precision() == Precision::kBf16 && ctx.input_is_constant(1) && !d.trans_a && K > 0) {
-      auto packed = packed_.get(*b, d.trans_b, ctx.pool(), Precision::kBf16);
+    if (ctx.precision() != Precision::kFp32 && ctx.input_is_constant(1) && !d.trans_a && K > 0) {
+      auto packed = packed_.get(*b, d.trans_b, ctx.pool(), ctx.precision());
       kernels::gemm_f32_packed(M, a->data<float>(), d.lda, *packed, y->mutable_data<float>(), N, {}, &ctx.pool());
     } else {
       kernels::gemm_f32(d, a->data<float>(), b->data<float>(), y->mutable_data<float>(), &ctx.pool());

@@ -32,8 +32,9 @@ std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool
   // Read the weights where they lie: the packer stages a misaligned view of the model file
   // block by block instead of the tensor making (and keeping) a whole aligned copy.
   const char* src = static_cast<const char*>(b.buffer()->source_bytes()) + b.byte_offset();
-  const auto packed_precision =
-      precision == Precision::kBf16 ? kernels::PackedPrecision::kBf16 : kernels::PackedPrecision::kF32;
+  const auto packed_precision = precision == Precision::kBf16          ? kernels::PackedPrecision::kBf16
+                                : precision == Precision::kInt8Dynamic ? kernels::PackedPrecision::kS8Dynamic
+                                                                       : kernels::PackedPrecision::kF32;
   auto p = kernels::pack_gemm_b(K, N, trans_b, trans_b ? K : N, src, packed_precision, &pool);
   registry[key] = Entry{b.buffer(), p};
   // Runs read the packed copy from now on: weights viewed in the mapped model file

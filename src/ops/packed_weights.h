@@ -8,41 +8,32 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 
 #include "core/thread_pool.h"
 #include "glassbox/session.h"
 #include "glassbox/tensor.h"
 #include "kernels/gemm.h"
+#include "ops/packed_slot.h"
 
 namespace glassbox::ops {
 
 // b: float32 [K, N] (trans_b = false) or [N, K] (trans_b = true), an initializer.
-// Precision::kBf16 packs a bfloat16 copy (kept apart from an fp32 packing of the same weights).
+// Precision::kBf16 packs a bfloat16 copy, kInt8Dynamic an int8 one quantized per output column
+// (each kept apart from an fp32 packing of the same weights).
 std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool trans_b, ThreadPool& pool,
                                                            Precision precision = Precision::kFp32);
 
-// One op's handle: remembers the packing of the weights it was first given.
+// One op's handle: remembers the packing of the weights it was first given (PackedSlot).
 class PackedWeightsSlot {
  public:
   std::shared_ptr<const kernels::PackedGemmB> get(const Tensor& b, bool trans_b, ThreadPool& pool,
                                                   Precision precision = Precision::kFp32) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!packed_ || buffer_.lock() != b.buffer() || offset_ != b.byte_offset() || precision_ != precision) {
-      packed_ = packed_weights(b, trans_b, pool, precision);
-      precision_ = precision;
-      buffer_ = b.buffer();
-      offset_ = b.byte_offset();
-    }
-    return packed_;
+    const int variant = static_cast<int>(precision) * 2 + (trans_b ? 1 : 0);
+    return slot_.get(b, variant, [&] { return packed_weights(b, trans_b, pool, precision); });
   }
 
  private:
-  mutable std::mutex mu_;
-  mutable std::shared_ptr<const kernels::PackedGemmB> packed_;
-  mutable std::weak_ptr<Buffer> buffer_;
-  mutable size_t offset_ = 0;
-  mutable Precision precision_ = Precision::kFp32;
+  PackedSlot<kernels::PackedGemmB> slot_;
 };
 
 }  // namespace glassbox::ops

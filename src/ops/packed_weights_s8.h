@@ -5,34 +5,26 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 
 #include "core/thread_pool.h"
 #include "glassbox/tensor.h"
 #include "kernels/gemm_int8.h"
+#include "ops/packed_slot.h"
 
 namespace glassbox::ops {
 
 // b: int8 [K, N], an initializer.
 std::shared_ptr<const kernels::PackedGemmS8B> packed_weights_s8(const Tensor& b, ThreadPool& pool);
 
+// One op's handle (PackedSlot).
 class PackedWeightsS8Slot {
  public:
   std::shared_ptr<const kernels::PackedGemmS8B> get(const Tensor& b, ThreadPool& pool) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!packed_ || buffer_.lock() != b.buffer() || offset_ != b.byte_offset()) {
-      packed_ = packed_weights_s8(b, pool);
-      buffer_ = b.buffer();
-      offset_ = b.byte_offset();
-    }
-    return packed_;
+    return slot_.get(b, 0, [&] { return packed_weights_s8(b, pool); });
   }
 
  private:
-  mutable std::mutex mu_;
-  mutable std::shared_ptr<const kernels::PackedGemmS8B> packed_;
-  mutable std::weak_ptr<Buffer> buffer_;
-  mutable size_t offset_ = 0;
+  PackedSlot<kernels::PackedGemmS8B> slot_;
 };
 
 }  // namespace glassbox::ops

@@ -250,14 +250,14 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
   Derivation precision_row{"precision", "", ""};
   if (options.precision) {
     session_options.precision = *options.precision;
-    precision_row.source = "flag --precision";
+    precision_row.source = options.precision_source;
   } else if (options.session.precision != Precision::kFp32) {
     precision_row.source = "session option precision";
   } else if (files.glassbox.is_object() && files.glassbox.contains("precision") && !files.glassbox["precision"].is_null()) {
     const auto& j = files.glassbox["precision"];
     if (!j.is_string())
       return make_error(ErrorCode::kInvalidModel, "field 'precision' must be a string, got " + j.dump(),
-                        files.dir + "/glassbox.json", "use \"precision\": \"fp32\" | \"bf16\"");
+                        files.dir + "/glassbox.json", "use \"precision\": \"fp32\" | \"bf16\" | \"int8-dynamic\"");
     auto p = parse_precision(j.get<std::string>());
     if (!p.ok()) return std::move(p).take_error().with_where(files.dir + "/glassbox.json");
     session_options.precision = *p;

@@ -13,6 +13,7 @@
 #include "graph/loader.h"
 #include "graph/passes/passes.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_int8.h"
 #include "ops/registry.h"
 #include "runtime/executor.h"
 #include "runtime/session_internal.h"
@@ -256,10 +257,10 @@ int physical_core_count();
 
 namespace {
 
-// The ops that take the bf16 path: the GEMMs whose weight input (1) is a float32 2-D
-// initializer, the condition MatMul, glassbox::FusedMatMul and Gemm (transA = 0) test at
-// run time (ComputeContext::input_is_constant; kernel variant packed_weights is on).
-std::string bf16_decision(const runtime::CompiledGraph& g, const runtime::Step& step) {
+// The ops that take the bf16 / int8-dynamic path: the GEMMs whose weight input (1) is a
+// float32 2-D initializer, the condition MatMul, glassbox::FusedMatMul and Gemm (transA = 0)
+// test at run time (ComputeContext::input_is_constant; kernel variant packed_weights is on).
+std::string lower_precision_decision(const runtime::CompiledGraph& g, const runtime::Step& step, Precision precision) {
   const graph::Node& n = *step.node;
   const bool gemm_op = (n.domain.empty() || n.domain == "ai.onnx") && (n.op_type == "MatMul" || n.op_type == "Gemm");
   const bool fused = n.domain == "glassbox" && n.op_type == "FusedMatMul";
@@ -269,9 +270,19 @@ std::string bf16_decision(const runtime::CompiledGraph& g, const runtime::Step& 
   if (n.op_type == "Gemm")
     for (const auto& [name, attr] : n.attributes)
       if (name == "transA" && attr.i != 0) return {};
-  return std::string("bf16: weights ") + shape_to_string(w.shape()) +
-         " converted to bfloat16 once (first run), activations per call, fp32 accumulation and output (oneDNN " +
-         kernels::gemm_bf16_implementation() + ")";
+  if (precision == Precision::kBf16)
+    return std::string("bf16: weights ") + shape_to_string(w.shape()) +
+           " converted to bfloat16 once (first run), activations per call, fp32 accumulation and output (oneDNN " +
+           kernels::gemm_bf16_implementation() + ")";
+  bool trans_b = false;
+  for (const auto& [name, attr] : n.attributes)
+    if (n.op_type == "Gemm" && name == "transB") trans_b = attr.i != 0;
+  if (w.shape()[trans_b ? 1 : 0] > kernels::kS8DynamicMaxK)
+    return std::string("fp32: weights ") + shape_to_string(w.shape()) + " have more than " +
+           std::to_string(kernels::kS8DynamicMaxK) + " rows, too many for exact int32 sums: not quantized";
+  return std::string("int8-dynamic: weights ") + shape_to_string(w.shape()) +
+         " quantized to s8 per output channel once (first run), activations to u8 per row per call, s32 "
+         "accumulation, fp32 dequantization and epilogue (oneDNN " + kernels::gemm_u8s8_implementation() + ")";
 }
 
 }  // namespace
@@ -288,15 +299,12 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
       for (const auto& e : graph::passes::all_passes()) names += (names.empty() ? "" : ", ") + std::string(e.name);
       return make_error(ErrorCode::kInvalidArgument, "unknown pass '" + p + "'", {}, "passes are: " + names);
     }
-  if (options.precision == Precision::kInt8Dynamic)
-    return make_error(ErrorCode::kUnsupported, "precision int8-dynamic is not implemented yet", {},
-                      "use fp32 (default) or bf16; models already quantized (DynamicQuantizeLinear + MatMulInteger) "
-                      "run as written with fp32");
-  if (options.precision == Precision::kBf16) {
+  if (options.precision != Precision::kFp32) {
     std::set<std::string> disabled(options.disabled_passes.begin(), options.disabled_passes.end());
     if (!graph::passes::variant_enabled("packed_weights", options.opt_level, disabled))
       return make_error(ErrorCode::kInvalidArgument,
-                        "precision bf16 runs on packed weights, but the kernel variant packed_weights is off (opt level " +
+                        std::string("precision ") + precision_name(options.precision) +
+                            " runs on packed weights, but the kernel variant packed_weights is off (opt level " +
                             std::to_string(options.opt_level) + (disabled.count("packed_weights") ? ", disabled" : "") + ")",
                         {}, "use opt level >= 1 without --disable-pass packed_weights, or precision fp32");
   }
@@ -371,8 +379,8 @@ std::vector<OpDecision> Session::op_decisions() const {
   for (const auto& step : g.steps) {
     std::string d = step.op ? step.op->load_decision() : std::string();
     if (!d.empty()) out.push_back({step.node->name, step.node->op_type, std::move(d)});
-    if (impl_->options.precision == Precision::kBf16) {
-      d = bf16_decision(g, step);
+    if (impl_->options.precision != Precision::kFp32) {
+      d = lower_precision_decision(g, step, impl_->options.precision);
       if (!d.empty()) out.push_back({step.node->name, step.node->op_type, std::move(d)});
     }
   }
@@ -392,7 +400,7 @@ Result<Precision> parse_precision(const std::string& text) {
   for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kInt8Dynamic})
     if (text == precision_name(p)) return p;
   return make_error(ErrorCode::kInvalidArgument, "precision '" + text + "' is unknown", {},
-                    "use fp32, bf16 or int8-dynamic (not implemented yet)");
+                    "use fp32, bf16 or int8-dynamic");
 }
 void Session::set_observer(NodeObserver observer) { impl_->observer = std::move(observer); }
 

@@ -65,7 +65,15 @@ Result<int> serve(const ServeConfig& config) {
   SessionOptions session = config.session;
   session.threads = opts.threads;
 
-  ModelRepository repository(opts, session);
+  // precision: serve --precision > the config file's session.precision > each model's
+  // glassbox.json > fp32 (a given precision is an override, even when it is fp32).
+  PipelineOptions engine;
+  engine.session = session;
+  if (auto it = config.sources.find("session.precision"); it != config.sources.end()) {
+    engine.precision = config.session.precision;
+    engine.precision_source = it->second == "flag" ? "flag --precision" : "serve --config file";
+  }
+  ModelRepository repository(opts, std::move(engine));
   GB_RETURN_IF_ERROR(repository.configure());
   Metrics metrics;
   declare_server_metrics(metrics);

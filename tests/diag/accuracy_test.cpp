@@ -3,11 +3,10 @@
 // and the CLI on the tiny BERT (a model file) and the langid model directory (texts).
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "cli_runner.h"
 #include "diag/accuracy.h"
 #include "diag/explain.h"
 #include "model_builder.h"
@@ -15,21 +14,6 @@
 namespace glassbox::testing {
 namespace {
 
-struct CliRun {
-  int rc;
-  std::string out;
-};
-
-CliRun cli(const std::string& args) {
-  const std::string cmd = std::string(GLASSBOX_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WEXITSTATUS(status), out};
-}
 
 Tensor row(std::vector<float> v) {
   Tensor t = Tensor::allocate(DataType::kFloat32, {1, static_cast<int64_t>(v.size())}).value();
@@ -102,25 +86,39 @@ TEST(AccuracyMetrics, HandComputedValues) {
 TEST(AccuracyCli, ModelFilePassesAndFailsLoudlyBelowThreshold) {
   if (!std::filesystem::exists(kTinyBert)) GTEST_SKIP() << "run scripts/make_test_models.py";
   const std::string shapes = " --shape input_ids=1x16 --shape attention_mask=1x16 --shape token_type_ids=1x16 --samples 2 --threads 2";
-  auto ok = cli("accuracy " + kTinyBert + " --precision bf16" + shapes);
+  auto ok = run_cli("accuracy " + kTinyBert + " --precision bf16" + shapes);
   EXPECT_EQ(ok.rc, 0) << ok.out;
   EXPECT_NE(ok.out.find("ops in bf16: 13"), std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find("output 'last_hidden_state' (2 inputs)"), std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find("first node that differs (first input): node '"), std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find("PASS"), std::string::npos) << ok.out;
-  auto strict = cli("accuracy " + kTinyBert + " --precision bf16 --max-rel-error 1e-9" + shapes);
+  auto strict = run_cli("accuracy " + kTinyBert + " --precision bf16 --max-rel-error 1e-9" + shapes);
   EXPECT_EQ(strict.rc, 3) << strict.out;
   EXPECT_NE(strict.out.find("FAIL: output 'last_hidden_state': max relative error"), std::string::npos) << strict.out;
-  auto json = cli("accuracy " + kTinyBert + " --json" + shapes);
+  auto json = run_cli("accuracy " + kTinyBert + " --json" + shapes);
   ASSERT_EQ(json.rc, 0) << json.out;
   auto j = nlohmann::json::parse(json.out.substr(json.out.find('{')));
   EXPECT_EQ(j["schema"], "glassbox.accuracy/1");
   EXPECT_EQ(j["candidate"], "bf16");
   EXPECT_EQ(j["lower_precision_ops"].size(), 13u);
   EXPECT_TRUE(j["pass"].get<bool>());
-  auto same = cli("accuracy " + kTinyBert + " --precision fp32" + shapes);
+  auto same = run_cli("accuracy " + kTinyBert + " --precision fp32" + shapes);
   EXPECT_NE(same.rc, 0);
   EXPECT_NE(same.out.find("the reference itself"), std::string::npos) << same.out;
+}
+
+// int8-dynamic on the tiny BERT: the report is printed with its 13 int8 ops (the linear
+// layers; attention products, LayerNorm, Softmax stay fp32) and the first departing node.
+TEST(AccuracyCli, Int8DynamicReport) {
+  if (!std::filesystem::exists(kTinyBert)) GTEST_SKIP() << "run scripts/make_test_models.py";
+  const std::string shapes = " --shape input_ids=1x16 --shape attention_mask=1x16 --shape token_type_ids=1x16 --samples 2 --threads 2";
+  auto r = run_cli("accuracy " + kTinyBert + " --precision int8-dynamic" + shapes);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("accuracy of int8-dynamic against fp32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ops in int8-dynamic: 13"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("output 'last_hidden_state' (2 inputs): max rel error"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first node that differs (first input): node '"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
 }
 
 TEST(AccuracyCli, ModelDirectoryOnTexts) {
@@ -135,35 +133,39 @@ TEST(AccuracyCli, ModelDirectoryOnTexts) {
     ++n;
   }
   texts.close();
-  auto r = cli("accuracy " + kLangId + " --precision bf16 --threads 2 --texts " + dir.file("texts.txt"));
+  auto r = run_cli("accuracy " + kLangId + " --precision bf16 --threads 2 --texts " + dir.file("texts.txt"));
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("inputs: " + std::to_string(n) + " texts"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("top-1 agreement " + std::to_string(n) + "/" + std::to_string(n)), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ops in bf16: 1 ("), std::string::npos) << r.out;  // the classifier's Gemm; the convolutions stay fp32
-  auto none = cli("accuracy " + kLangId + " --precision bf16");
+  auto none = run_cli("accuracy " + kLangId + " --precision bf16");
   EXPECT_NE(none.rc, 0);
   EXPECT_NE(none.out.find("--texts"), std::string::npos) << none.out;
 }
 
 TEST(PrecisionCli, ExplainRunClassify) {
   if (!std::filesystem::exists(kTinyBert)) GTEST_SKIP() << "run scripts/make_test_models.py";
-  auto e = cli("explain " + kTinyBert + " --precision bf16");
+  auto e = run_cli("explain " + kTinyBert + " --precision bf16");
   ASSERT_EQ(e.rc, 0) << e.out;
   EXPECT_NE(e.out.find("precision = bf16  (flag; default fp32)"), std::string::npos) << e.out;
   EXPECT_NE(e.out.find("(Gemm): bf16: weights"), std::string::npos) << e.out;
-  auto plain = cli("explain " + kTinyBert);
+  auto plain = run_cli("explain " + kTinyBert);
   EXPECT_EQ(plain.out.find("bf16: weights"), std::string::npos) << plain.out;
-  auto bad = cli("run " + kTinyBert + " --precision fp16");
+  auto bad = run_cli("run " + kTinyBert + " --precision fp16");
   EXPECT_NE(bad.rc, 0);
   EXPECT_NE(bad.out.find("fp16"), std::string::npos) << bad.out;
-  auto int8 = cli("bench " + kTinyBert + " --precision int8-dynamic --shape input_ids=1x8 --shape attention_mask=1x8 "
-                  "--shape token_type_ids=1x8 --repeat 1");
-  EXPECT_NE(int8.rc, 0);
-  EXPECT_NE(int8.out.find("not implemented"), std::string::npos) << int8.out;
-  auto dir = cli("explain " + kLangId + " --precision bf16");
+  auto int8 = run_cli("bench " + kTinyBert + " --precision int8-dynamic --shape input_ids=1x8 --shape attention_mask=1x8 "
+                      "--shape token_type_ids=1x8 --repeat 1 --threads 2");
+  EXPECT_EQ(int8.rc, 0) << int8.out;
+  auto e8 = run_cli("explain " + kTinyBert + " --precision int8-dynamic");
+  ASSERT_EQ(e8.rc, 0) << e8.out;
+  EXPECT_NE(e8.out.find("precision = int8-dynamic  (flag; default fp32)"), std::string::npos) << e8.out;
+  EXPECT_NE(e8.out.find("(Gemm): int8-dynamic: weights"), std::string::npos) << e8.out;
+  EXPECT_EQ(e8.out.find("bf16: weights"), std::string::npos) << e8.out;
+  auto dir = run_cli("explain " + kLangId + " --precision bf16");
   ASSERT_EQ(dir.rc, 0) << dir.out;
   EXPECT_NE(dir.out.find("precision = bf16  [flag --precision]"), std::string::npos) << dir.out;
-  auto c = cli("classify " + kLangId + " --precision bf16 --threads 2 \"Guten Morgen, wie geht es dir?\"");
+  auto c = run_cli("classify " + kLangId + " --precision bf16 --threads 2 \"Guten Morgen, wie geht es dir?\"");
   ASSERT_EQ(c.rc, 0) << c.out;
   EXPECT_NE(c.out.find("\"label\":\"de\""), std::string::npos) << c.out;
 }

@@ -2,30 +2,14 @@
 // and .npy, JSON summary on stdout, clear errors with a non-zero exit code.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
-
+#include "cli_runner.h"
 #include "runtime/tensor_io.h"
 #include "test_models.h"
 
 namespace glassbox::rt_test {
 namespace {
 
-struct Run {
-  int rc;
-  std::string out;
-};
-
-Run run_cli(const std::string& args) {
-  const std::string cmd = std::string(GLASSBOX_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WEXITSTATUS(status), out};
-}
+using glassbox::testing::run_cli;
 
 std::string relu_model(const TempDir& dir) {
   auto m = make_model();

@@ -195,3 +195,33 @@ def test_explain_serve_and_config_file(tmp_path):
     cfg.write_text(json.dumps({"server": {"prot": 1}}))
     r = subprocess.run([GLASSBOX, "explain", "--serve", "--config", str(cfg)], capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "unknown key \"prot\"" in r.stderr
+
+
+def test_serve_precision_flag_wins_over_glassbox_json(models, start_server, tmp_path):
+    """precision: serve --precision > the --config file's session.precision > the model's glassbox.json
+    > fp32, even when the flag says fp32; the model's explain names where it came from."""
+    d = tmp_path / "langid_bf16"
+    d.mkdir()
+    for f in ("model.onnx", "tokenizer.json", "config.json", "tokenizer_config.json"):
+        (d / f).symlink_to(f"{models['langid']}/{f}")
+    declared = json.loads(open(f"{models['langid']}/glassbox.json").read())
+    declared["precision"] = "bf16"
+    (d / "glassbox.json").write_text(json.dumps(declared))
+    cfg = tmp_path / "serve.json"
+    cfg.write_text(json.dumps({"session": {"precision": "int8-dynamic"}}))
+
+    def precision_of(args):
+        s = start_server([str(d)] + args)
+        try:
+            j = requests.get(s.url("/v2/models/langid_bf16/explain"), timeout=10).json()
+            row = {x["field"]: x for x in j["model"]["pipeline"]}["precision"]
+            opt = {(o["component"], o["name"]): o for o in j["model"]["options"]}[("session", "precision")]
+            assert opt["value"] == row["value"], (opt, row)
+            return row["value"], row["source"]
+        finally:
+            s.stop()
+
+    assert precision_of([]) == ("bf16", "glassbox.json")
+    assert precision_of(["--precision", "fp32"]) == ("fp32", "flag --precision")
+    assert precision_of(["--config", str(cfg)]) == ("int8-dynamic", "serve --config file")
+    assert precision_of(["--config", str(cfg), "--precision", "fp32"]) == ("fp32", "flag --precision")

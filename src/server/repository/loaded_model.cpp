@@ -92,7 +92,7 @@ std::string client_message(const Error& e, const LoadedModel& m) {
 }
 
 Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string& name, const std::string& version,
-                                                              const std::string& dir, const SessionOptions& session) {
+                                                              const std::string& dir, const PipelineOptions& engine) {
   const std::string where = "model '" + name + "' version " + version;
   auto m = std::make_shared<LoadedModel>();
   m->name = name;
@@ -100,14 +100,14 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
   std::error_code ec;
   const bool text = std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json", ec);
   if (text) {
-    PipelineOptions po;
-    po.session = session;
-    auto p = Pipeline::load(dir, po);
+    auto p = Pipeline::load(dir, engine);
     if (!p.ok()) return scrubbed(p.error(), dir, where);
     m->kind = ModelKind::kText;
     m->pipeline.emplace(std::move(p).value());
     describe_text_model(*m);
   } else {
+    SessionOptions session = engine.session;
+    if (engine.precision) session.precision = *engine.precision;
     auto s = Session::load((std::filesystem::path(dir) / "model.onnx").string(), session);
     if (!s.ok()) return scrubbed(s.error(), dir, where);
     m->kind = ModelKind::kTensor;

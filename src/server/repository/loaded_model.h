@@ -46,6 +46,6 @@ std::string client_message(const Error& e, const LoadedModel& m);
 // Loads the version in `dir` and runs one warm-up inference; any failure (files, model,
 // warm-up) is the error, with the model directory named relative to the repository.
 Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string& name, const std::string& version,
-                                                              const std::string& dir, const SessionOptions& session);
+                                                              const std::string& dir, const PipelineOptions& engine);
 
 }  // namespace glassbox::server

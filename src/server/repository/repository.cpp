@@ -69,8 +69,8 @@ bool valid_model_name(std::string_view name) {
   }) && name.find("..") == std::string_view::npos;
 }
 
-ModelRepository::ModelRepository(const ServerOptions& options, SessionOptions session)
-    : options_(options), session_(std::move(session)) {
+ModelRepository::ModelRepository(const ServerOptions& options, PipelineOptions engine)
+    : options_(options), engine_(std::move(engine)) {
   thread_ = std::thread([this] { run_tasks(); });
 }
 
@@ -198,7 +198,7 @@ std::pair<int, std::string> ModelRepository::load_now(const std::string& name) {
   const auto t0 = std::chrono::steady_clock::now();
   auto version = resolve_version(folder);
   Result<std::shared_ptr<const LoadedModel>> loaded =
-      version.ok() ? load_model_version(name, version->version, version->dir, session_)
+      version.ok() ? load_model_version(name, version->version, version->dir, engine_)
                    : Result<std::shared_ptr<const LoadedModel>>(std::move(version).take_error().with_where("model '" + name + "'"));
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   if (on_load_) on_load_(name, loaded.ok());

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "glassbox/pipeline.h"
 #include "glassbox/session.h"
 #include "server/repository/loaded_model.h"
 #include "server/server_options.h"
@@ -41,7 +42,9 @@ bool valid_model_name(std::string_view name);
 
 class ModelRepository {
  public:
-  ModelRepository(const ServerOptions& options, SessionOptions session);
+  // engine: the session options of every model and the precision override (serve --precision
+  // or the config file), which wins over each model's glassbox.json.
+  ModelRepository(const ServerOptions& options, PipelineOptions engine);
   ~ModelRepository();
 
   // Called after every load attempt (metrics: glassbox_model_loads_total{model,result}). Set before load_all.
@@ -79,7 +82,7 @@ class ModelRepository {
   void poll_once();
 
   ServerOptions options_;
-  SessionOptions session_;
+  PipelineOptions engine_;
   mutable std::mutex mu_;
   std::map<std::string, Slot> slots_;
   bool first_pass_done_ = false;

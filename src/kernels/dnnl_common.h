@@ -1,0 +1,84 @@
+// What the oneDNN GEMM files (gemm_dnnl.cpp float32/bf16, gemm_int8_dnnl.cpp u8 x s8)
+// share: the engine, single-threaded execution on the calling thread, per-thread
+// buffers, one primitive cache, interned packed-weight layouts, and the tile
+// scheduler that spreads (row block x column block) tiles of a packed product over
+// glassbox's ThreadPool. Threads: see the comment at the top of gemm_dnnl.cpp.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace glassbox {
+class ThreadPool;
+}
+
+namespace glassbox::kernels::dnnl_common {
+
+dnnl::engine& engine();
+
+// The calling thread runs oneDNN single-threaded. Set on every call: conv_dnnl.cpp sets
+// the same per-thread count to the pool size.
+void single_threaded_onednn();
+
+dnnl::stream& thread_stream();
+
+// Per-thread buffers, one per tag (a tag's buffer is never in use twice at once on a thread).
+enum BufferTag {
+  kScratch = 0,    // oneDNN scratchpad of the primitive being executed
+  kTile = 1,       // one tile's dense output (f32) or accumulator (s32)
+  kBf16Rows = 2,   // the calling thread's bf16 copy of a call's activations (read by all tiles)
+  kU8Rows = 3,     // the calling thread's u8 activations of an int8-dynamic call
+  kRowParams = 4,  // the calling thread's per-row scales and zero points of that call
+};
+
+// A per-thread, 64-byte aligned buffer grown on demand.
+template <int Tag>
+void* thread_buffer(size_t bytes) {
+  thread_local std::shared_ptr<void> buf;
+  thread_local size_t size = 0;
+  if (bytes > size) {
+    size = (bytes + 4095) / 4096 * 4096;
+    buf.reset(std::aligned_alloc(64, size), std::free);
+  }
+  return buf.get();
+}
+
+struct Primitive {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+  size_t scratch = 0;
+};
+
+// Creating a primitive costs 0.3-1.3 ms, far more than a small tile: primitives are
+// cached by key (shape, strides, layout, epilogue, types; keys of different product kinds
+// differ in length or first element) behind a mutex, at most 2048 (then cleared).
+Primitive get_primitive(const std::vector<int64_t>& key, const std::function<dnnl::matmul::primitive_desc()>& make);
+
+// Index of a packed weights layout in the table shared by all packings (same desc, same id).
+int intern_layout(const dnnl::memory::desc& desc);
+
+// User-managed scratchpad (the library-managed one is shared by concurrent executions).
+dnnl::primitive_attr base_attr();
+
+// Runs p on the calling thread with its scratchpad in thread_buffer<kScratch>.
+void execute(const Primitive& p, std::unordered_map<int, dnnl::memory> args);
+
+// Packed weights are cut into column blocks, the unit of parallel work: multiples of 64 up
+// to 256, at least 3 per thread when N allows, so the caller can absorb a late worker's share.
+int64_t column_block_width(int64_t N, ThreadPool* pool);
+
+// Row blocks for tall products (batched sequences) so tiles stay cache-sized.
+constexpr int64_t kRowBlock = 256;
+
+// tile(m0, m, block) for every row block [m0, m0 + m) of M and column block index in
+// [0, column_blocks), on the pool's threads (inline when one tile or no pool).
+void run_tiles(int64_t M, int64_t column_blocks, ThreadPool* pool,
+               const std::function<void(int64_t m0, int64_t m, int64_t block)>& tile);
+
+}  // namespace glassbox::kernels::dnnl_common
