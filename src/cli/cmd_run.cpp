@@ -46,9 +46,9 @@ glassbox::Result<nlohmann::json> write_output(const glassbox::NamedValue& o, con
     nlohmann::json key_list = keys.string_data() ? strings_json(keys) : nlohmann::json::array();
     if (!keys.string_data())
       for (int64_t j = 0; j < c; ++j) key_list.push_back(keys.data<int64_t>()[j]);
-    nlohmann::json maps = nlohmann::json::array();
+    nlohmann::ordered_json maps = nlohmann::ordered_json::array();
     for (int64_t r = 0; r < n; ++r) {
-      nlohmann::json m = nlohmann::json::object();
+      nlohmann::ordered_json m = nlohmann::ordered_json::object();  // keys in label order
       for (int64_t j = 0; j < c; ++j) {
         const std::string k = keys.string_data() ? keys.string_data()[j] : std::to_string(keys.data<int64_t>()[j]);
         m[k] = values.data<float>()[r * c + j];

@@ -363,8 +363,9 @@ Status refuse_typed_string_inputs(const graph::Graph& g, const graph::Node& node
     const graph::ValueInfo* vi = nullptr;
     if (auto it = g.value_info.find(name); it != g.value_info.end()) vi = &it->second;
     if (auto it = g.initializer_info.find(name); !vi && it != g.initializer_info.end()) vi = &it->second;
-    for (const auto& in : g.inputs)
-      if (!vi && in.name == name) vi = &in;
+    for (const auto* list : {&g.inputs, &g.outputs})
+      for (const auto& io : *list)
+        if (!vi && io.name == name) vi = &io;
     if (!vi) continue;
     if (vi->value_type == ValueType::kMapSequence)
       return make_error(ErrorCode::kUnsupported,
