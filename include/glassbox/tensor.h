@@ -33,7 +33,8 @@ enum class DataType : int32_t {
   kBFloat16 = 16,
 };
 
-// Size in bytes of one element; 0 for undefined/string/unknown.
+// Size in bytes of one element; 0 for undefined/string/unknown. String tensors have no
+// byte layout (see Tensor::strings), so every byte-based allocation refuses them.
 size_t dtype_size(DataType t);
 // Lower-case ONNX-ish name: "float32", "int64", "bool", ...
 const char* dtype_name(DataType t);
@@ -66,6 +67,8 @@ class Buffer {
   // mapped file reads them with pread (page cache, not resident set). false: not supported
   // (read source_bytes() instead).
   virtual bool read_bytes(size_t /*offset*/, size_t /*size*/, void* /*dst*/) const { return false; }
+  // The elements of a string buffer (Tensor::strings), nullptr for byte buffers.
+  virtual const std::vector<std::string>* strings() const { return nullptr; }
 };
 
 // Heap buffer aligned to 64 bytes (one cache line / one AVX-512 register).
@@ -78,7 +81,11 @@ class Tensor {
   Tensor() = default;
   // Allocates zero-filled owned storage. Fails on bad shape/dtype.
   static Result<Tensor> allocate(DataType dtype, Shape shape);
-  // Views existing storage (shared ownership) at byte_offset.
+  // A string tensor (DataType::kString): the elements live in an immutable buffer of
+  // std::string (row-major), never in bytes. values.size() must equal the shape's numel.
+  static Result<Tensor> strings(Shape shape, std::vector<std::string> values);
+  // Views existing storage (shared ownership) at byte_offset. A string view must cover its
+  // whole string buffer (same element count, offset 0): reshapes only, never slices.
   static Result<Tensor> view(DataType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t byte_offset = 0);
 
   DataType dtype() const { return dtype_; }
@@ -98,12 +105,15 @@ class Tensor {
   template <class T>
   T* mutable_data() { return static_cast<T*>(mutable_raw()); }
 
+  // The elements of a string tensor (numel() of them); nullptr for any other dtype.
+  const std::string* string_data() const;
+
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   size_t byte_offset() const { return offset_; }
 
   // Same storage, new shape with the same element count.
   Result<Tensor> reshaped(Shape shape) const;
-  // Deep copy into owned, writable storage.
+  // Deep copy into owned, writable storage (string tensors: a copy of the strings, immutable).
   Result<Tensor> clone() const;
 
  private:

@@ -1,8 +1,10 @@
 """Converters from scikit-learn 1.2 / XGBoost 1.7 models to ONNX ai.onnx.ml graphs (onnx.helper).
 
 Debian has no skl2onnx/onnxmltools, so the tests carry their own converter. Each function
-returns a ModelProto with one float32 input "X" [N, F]; classifiers output "label" (int64)
-and "probabilities" (float32, no ZipMap), regressors "variable".
+returns a ModelProto with one float32 input "X" [N, F]; classifiers output "label" (int64, or
+string when the model's classes_ are strings: classlabels_strings) and "probabilities" (float32,
+no ZipMap unless with_zipmap adds it), regressors "variable". one_hot_linear takes a string
+input (OneHotEncoder cats_strings); label_encoder and category_mapper map strings <-> int64.
 
 Exactness notes (docs/ml.md):
 - scikit-learn trees split `x <= t` with a float64 t on float32 x; the ONNX threshold is
@@ -41,8 +43,20 @@ def _model(nodes, n_features, outputs, name):
     return m
 
 
-def _classifier_outputs(k):
-    return [helper.make_tensor_value_info("label", onnx.TensorProto.INT64, ["N"]),
+def _string_classes(classes):
+    return np.asarray(classes).dtype.kind in "OUS"
+
+
+def _label_attrs(classes, ints_name):
+    """classlabels_int64s/ints for integer classes, classlabels_strings for string classes."""
+    if _string_classes(classes):
+        return {"classlabels_strings": [str(c) for c in classes]}
+    return {ints_name: [int(c) for c in classes]}
+
+
+def _classifier_outputs(k, classes=None):
+    label_type = onnx.TensorProto.STRING if classes is not None and _string_classes(classes) else onnx.TensorProto.INT64
+    return [helper.make_tensor_value_info("label", label_type, ["N"]),
             helper.make_tensor_value_info("probabilities", onnx.TensorProto.FLOAT, ["N", k])]
 
 
@@ -103,9 +117,9 @@ def forest_classifier(model):
         tr = est.tree_
         _add_sklearn_tree(ta, t, tr, lambda i, tr=tr: _class_weights(tr, i, 1.0 / len(trees), k))
     node = helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], domain=ML,
-                            classlabels_int64s=[int(c) for c in model.classes_], post_transform="NONE",
+                            post_transform="NONE", **_label_attrs(model.classes_, "classlabels_int64s"),
                             **ta.attrs("class"))
-    return _model([node], model.n_features_in_, _classifier_outputs(k), type(model).__name__)
+    return _model([node], model.n_features_in_, _classifier_outputs(k, model.classes_), type(model).__name__)
 
 
 def forest_regressor(model):
@@ -137,10 +151,10 @@ def gradient_boosting(model, classifier):
         return _model([node], model.n_features_in_, _regressor_outputs(1), "GradientBoostingRegressor")
     k = len(model.classes_)
     node = helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], domain=ML,
-                            classlabels_int64s=[int(c) for c in model.classes_],
+                            **_label_attrs(model.classes_, "classlabels_int64s"),
                             post_transform="LOGISTIC" if k == 2 else "SOFTMAX",
                             base_values=[float(b) for b in base], **ta.attrs("class"))
-    return _model([node], model.n_features_in_, _classifier_outputs(k), "GradientBoostingClassifier")
+    return _model([node], model.n_features_in_, _classifier_outputs(k, model.classes_), "GradientBoostingClassifier")
 
 
 def hist_gradient_boosting(model, classifier):
@@ -166,10 +180,10 @@ def hist_gradient_boosting(model, classifier):
         return _model([node], model.n_features_in_, _regressor_outputs(1), "HistGradientBoostingRegressor")
     k = len(model.classes_)
     node = helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], domain=ML,
-                            classlabels_int64s=[int(c) for c in model.classes_],
+                            **_label_attrs(model.classes_, "classlabels_int64s"),
                             post_transform="LOGISTIC" if k == 2 else "SOFTMAX", base_values=base,
                             **ta.attrs("class"))
-    return _model([node], model.n_features_in_, _classifier_outputs(k), "HistGradientBoostingClassifier")
+    return _model([node], model.n_features_in_, _classifier_outputs(k, model.classes_), "HistGradientBoostingClassifier")
 
 
 def xgboost_booster(booster, n_features):
@@ -207,15 +221,20 @@ def xgboost_booster(booster, n_features):
     raise ValueError(f"objective {objective} is not converted")
 
 
-def linear_classifier(model, post_transform):
-    """LogisticRegression (LOGISTIC binary / SOFTMAX multinomial), LinearSVC (NONE: decision values)."""
+def _linear_classifier_node(model, post_transform, x="X"):
     coef, intercept = model.coef_.astype(np.float64), np.ravel(model.intercept_).astype(np.float64)
     if coef.shape[0] == 1:  # binary: two score rows [-z, z], so Z is [P(0), P(1)] / [-d, d]
         coef, intercept = np.vstack([-coef, coef]), np.concatenate([-intercept, intercept])
-    node = helper.make_node("LinearClassifier", ["X"], ["label", "probabilities"], domain=ML,
+    return helper.make_node("LinearClassifier", [x], ["label", "probabilities"], domain=ML,
                             coefficients=[float(v) for v in coef.ravel()], intercepts=[float(v) for v in intercept],
-                            classlabels_ints=[int(c) for c in model.classes_], post_transform=post_transform)
-    return _model([node], model.n_features_in_, _classifier_outputs(len(model.classes_)), type(model).__name__)
+                            post_transform=post_transform, **_label_attrs(model.classes_, "classlabels_ints"))
+
+
+def linear_classifier(model, post_transform):
+    """LogisticRegression (LOGISTIC binary / SOFTMAX multinomial), LinearSVC (NONE: decision values)."""
+    node = _linear_classifier_node(model, post_transform)
+    return _model([node], model.n_features_in_, _classifier_outputs(len(model.classes_), model.classes_),
+                  type(model).__name__)
 
 
 def linear_regressor(model):
@@ -235,7 +254,7 @@ def svm_classifier(model):
     """sklearn SVC (libsvm): the internal _dual_coef_/_intercept_ carry libsvm's signs (the public
     binary attributes are negated), so the ONNX decision value d is libsvm's (d > 0 votes the first class)."""
     k = len(model.classes_)
-    attrs = dict(_svm_kernel_attrs(model), classlabels_ints=[int(c) for c in model.classes_],
+    attrs = dict(_svm_kernel_attrs(model), **_label_attrs(model.classes_, "classlabels_ints"),
                  vectors_per_class=[int(n) for n in model.n_support_],
                  support_vectors=[float(v) for v in model.support_vectors_.ravel()],
                  coefficients=[float(v) for v in model._dual_coef_.ravel()],
@@ -244,7 +263,7 @@ def svm_classifier(model):
         attrs.update(prob_a=[float(v) for v in model.probA_], prob_b=[float(v) for v in model.probB_])
     width = k if model.probability else (2 if k == 2 else k * (k - 1) // 2)
     node = helper.make_node("SVMClassifier", ["X"], ["label", "probabilities"], domain=ML, **attrs)
-    return _model([node], model.n_features_in_, _classifier_outputs(width), "SVC")
+    return _model([node], model.n_features_in_, _classifier_outputs(width, model.classes_), "SVC")
 
 
 def svm_regressor(model):
@@ -417,10 +436,6 @@ def main(argv):
     onnx.save(m, argv[2])  # no checker: ONNX 1.12 has no TreeEnsemble schema
 
 
-if __name__ == "__main__":
-    import sys
-    main(sys.argv[1:])
-
 
 def ort_post_transform_variant(model):
     """onnxruntime (1.20 .. 1.30 at least) reads TreeEnsemble's post_transform with its internal enum
@@ -438,3 +453,102 @@ def ort_post_transform_variant(model):
                 a.i = 3 - a.i
                 swapped = True
     return m if swapped else None
+
+
+# --- strings and maps ---
+
+def _seq_map_output(name, key_type):
+    """A graph output of type seq(map(key_type, float)) (onnx 1.12's helper has no map type maker)."""
+    vi = onnx.ValueInfoProto(name=name)
+    mt = vi.type.sequence_type.elem_type.map_type
+    mt.key_type = key_type
+    mt.value_type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+    return vi
+
+
+def with_zipmap(model, classes):
+    """Adds ZipMap(probabilities) -> "probability_maps" (seq(map(label, float))) as a third output, as
+    skl2onnx's default export does (it keeps only the maps; the tensor stays here so onnxruntime-node,
+    which cannot return sequences of maps, has the numbers to compare)."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    strings = _string_classes(classes)
+    m.graph.node.append(helper.make_node("ZipMap", ["probabilities"], ["probability_maps"], domain=ML,
+                                         **_label_attrs(classes, "classlabels_int64s")))
+    m.graph.output.append(_seq_map_output("probability_maps", onnx.TensorProto.STRING if strings else onnx.TensorProto.INT64))
+    onnx.checker.check_model(m)
+    return m
+
+
+def _string_model(nodes, n_features, outputs, name):
+    inp = [helper.make_tensor_value_info("X", onnx.TensorProto.STRING, ["N", n_features])]
+    graph = helper.make_graph(nodes, name, inp, outputs)
+    m = helper.make_model(graph, opset_imports=OPSETS, producer_name="glassbox-scripts-ml")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def one_hot_linear(encoder, clf):
+    """sklearn Pipeline(OneHotEncoder(handle_unknown="ignore") on string columns, LogisticRegression):
+    per column ArrayFeatureExtractor -> OneHotEncoder(cats_strings) [N, 1, K_j]; Concat; Flatten;
+    LinearClassifier (string labels when clf.classes_ are strings)."""
+    nodes, parts = [], []
+    for j, cats in enumerate(encoder.categories_):
+        idx = helper.make_tensor(f"col{j}", onnx.TensorProto.INT64, [1], [j])
+        nodes.append(helper.make_node("Constant", [], [f"col{j}_idx"], value=idx))
+        nodes.append(helper.make_node("ArrayFeatureExtractor", ["X", f"col{j}_idx"], [f"col{j}"], domain=ML))
+        nodes.append(helper.make_node("OneHotEncoder", [f"col{j}"], [f"onehot{j}"], domain=ML,
+                                      cats_strings=[str(c) for c in cats],
+                                      zeros=1 if encoder.handle_unknown == "ignore" else 0))
+        parts.append(f"onehot{j}")
+    nodes.append(helper.make_node("Concat", parts, ["onehot"], axis=2))
+    nodes.append(helper.make_node("Flatten", ["onehot"], ["features"], axis=1))
+    nodes.append(_linear_classifier_node(clf, "LOGISTIC" if len(clf.classes_) == 2 else "SOFTMAX", x="features"))
+    return _string_model(nodes, len(encoder.categories_), _classifier_outputs(len(clf.classes_), clf.classes_),
+                         "OneHotEncoder_LogisticRegression")
+
+
+def label_encoder(encoder, inverse=False, default=None):
+    """sklearn LabelEncoder on strings: LabelEncoder(keys_strings=classes_, values_int64s=0..K-1) (transform),
+    or the inverse (values_strings; unknown ids -> default_string, `default`)."""
+    classes = [str(c) for c in encoder.classes_]
+    ids = list(range(len(classes)))
+    if inverse:
+        attrs = dict(keys_int64s=ids, values_strings=classes)
+        if default is not None:
+            attrs["default_string"] = default
+        x_type, y_type = onnx.TensorProto.INT64, onnx.TensorProto.STRING
+    else:
+        attrs = dict(keys_strings=classes, values_int64s=ids)
+        if default is not None:
+            attrs["default_int64"] = default
+        x_type, y_type = onnx.TensorProto.STRING, onnx.TensorProto.INT64
+    node = helper.make_node("LabelEncoder", ["X"], ["Y"], domain=ML, **attrs)
+    graph = helper.make_graph([node], "LabelEncoder", [helper.make_tensor_value_info("X", x_type, ["N"])],
+                              [helper.make_tensor_value_info("Y", y_type, ["N"])])
+    m = helper.make_model(graph, opset_imports=OPSETS, producer_name="glassbox-scripts-ml")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def category_mapper(encoder, inverse=False):
+    """sklearn OrdinalEncoder on one string column as CategoryMapper (cats_strings <-> 0..K-1): string -> int64
+    (unknown -> -1), or int64 -> string (inverse_transform; unknown -> "_Unused")."""
+    cats = [str(c) for c in encoder.categories_[0]]
+    node = helper.make_node("CategoryMapper", ["X"], ["Y"], domain=ML, cats_strings=cats,
+                            cats_int64s=list(range(len(cats))), default_int64=-1, default_string="_Unused")
+    x_type, y_type = (onnx.TensorProto.INT64, onnx.TensorProto.STRING) if inverse else (onnx.TensorProto.STRING,
+                                                                                      onnx.TensorProto.INT64)
+    graph = helper.make_graph([node], "CategoryMapper", [helper.make_tensor_value_info("X", x_type, ["N", 1])],
+                              [helper.make_tensor_value_info("Y", y_type, ["N", 1])])
+    m = helper.make_model(graph, opset_imports=OPSETS, producer_name="glassbox-scripts-ml")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+if __name__ == "__main__":
+    import sys
+    main(sys.argv[1:])

@@ -171,21 +171,20 @@ def _set(key, i, v):
     return edit
 
 
-def zipmap_model():
-    node = helper.make_node("ZipMap", ["X"], ["Y"], domain=ML, classlabels_int64s=[0, 1, 2, 3])
-    seq_map = onnx.TypeProto()
-    mt = seq_map.sequence_type.elem_type.map_type
-    mt.key_type = I64
+def dict_vectorizer_model():
+    """DictVectorizer: its input is a map (glassbox has no map inputs)."""
+    node = helper.make_node("DictVectorizer", ["X"], ["Y"], domain=ML, string_vocabulary=["a", "b"])
+    inp = onnx.ValueInfoProto(name="X")
+    mt = inp.type.map_type
+    mt.key_type = onnx.TensorProto.STRING
     mt.value_type.tensor_type.elem_type = F32
-    out = onnx.ValueInfoProto(name="Y")
-    out.type.CopyFrom(seq_map)
-    return model_of(node, [helper.make_tensor_value_info("X", F32, ["N", 4])], [out], "zipmap")
+    return model_of(node, [inp], [helper.make_tensor_value_info("Y", F32, ["N", 2])], "dict_vectorizer")
 
 
 def bad_cases():
     return [
-        dict(name="bad_zipmap_refused_with_reason", expect="ZipMap is refused: its output is a sequence of maps",
-             model=zipmap_model()),
+        dict(name="bad_dict_vectorizer_refused_with_reason", expect="DictVectorizer is refused: its input is a map",
+             model=dict_vectorizer_model()),
         _bad_tree("bad_child_out_of_range", "child id 7 is out of range", _set("nodes_truenodeids", 0, 7)),
         _bad_tree("bad_negative_child", "child id -1 is out of range", _set("nodes_falsenodeids", 0, -1)),
         _bad_tree("bad_node_id_out_of_range", "node id out of range", _set("nodes_nodeids", 2, 9)),
@@ -210,7 +209,7 @@ def bad_cases():
         _bad_tree("bad_classifier_class1_with_base", "onnxruntime ignores base_values",
                   lambda a: (a["class_ids"].__setitem__(slice(None), [1, 1, 1]), a.__setitem__("base_values", [0.5])),
                   op="TreeEnsembleClassifier"),
-        _bad_tree("bad_classifier_string_labels", "string class labels",
+        _bad_tree("bad_classifier_both_label_kinds", "classlabels_int64s and classlabels_strings are both given",
                   lambda a: a.__setitem__("classlabels_strings", ["a", "b"]), op="TreeEnsembleClassifier"),
     ] + bad_v5_cases()
 

@@ -25,6 +25,11 @@ void print_markdown() {
   for (const auto& op : ml) std::cout << "| " << op.op_type << " | " << op.first_opset << "–" << op.last_opset << " |\n";
   std::cout << "\nRefused at load, with the reason:\n\n| Operator | Why |\n|---|---|\n";
   for (const auto& r : glassbox::ops::refused_ml_ops()) std::cout << "| " << r.op_type << " | " << r.why << " |\n";
+  std::cout << "\n## String tensors\n\nGenerated from `src/ops/string_ops.inc`: the only operators that take string "
+               "tensors as inputs. Any other operator given one is refused at load (or at run time when type inference "
+               "could not tell), naming the op, input and dtype (docs/ml.md).\n\n| Operator | Domain | With strings |\n|---|---|---|\n";
+  for (const auto& s : glassbox::ops::string_ops())
+    std::cout << "| " << s.op_type << " | " << (std::string(s.domain).empty() ? "ai.onnx" : s.domain) << " | " << s.what << " |\n";
   std::cout << "\n## Graph passes\n\nRun in this order when `--opt-level` is at least the level shown; "
                "skip one with `--disable-pass NAME`.\n\n| Pass | Level | What it does |\n|---|---|---|\n";
   for (const auto& p : glassbox::graph_pass_names())

@@ -98,6 +98,20 @@ class BorrowedBuffer final : public Buffer {
   bool writable_;
 };
 
+// The elements of a string tensor. No addressable bytes (size() 0): byte-based code that
+// reaches one sees an empty buffer, and Tensor::view refuses to reinterpret it.
+class StringBuffer final : public Buffer {
+ public:
+  explicit StringBuffer(std::vector<std::string> values) : values_(std::move(values)) {}
+  const void* data() const override { return values_.data(); }
+  void* mutable_data() override { return nullptr; }
+  size_t size() const override { return 0; }
+  const std::vector<std::string>* strings() const override { return &values_; }
+
+ private:
+  std::vector<std::string> values_;
+};
+
 }  // namespace
 
 std::shared_ptr<Buffer> make_owned_buffer(size_t bytes) { return std::make_shared<OwnedBuffer>(bytes); }
@@ -124,8 +138,31 @@ Result<Tensor> Tensor::allocate(DataType dtype, Shape shape) {
   return view(dtype, std::move(shape), std::move(buf), 0);
 }
 
+Result<Tensor> Tensor::strings(Shape shape, std::vector<std::string> values) {
+  GB_ASSIGN_OR_RETURN(int64_t n, shape_numel(shape));
+  if (static_cast<uint64_t>(n) != values.size())
+    return make_error(ErrorCode::kInvalidArgument, "string tensor of shape " + shape_to_string(shape) + " needs " +
+                                                       std::to_string(n) + " strings, got " + std::to_string(values.size()));
+  return view(DataType::kString, std::move(shape), std::make_shared<StringBuffer>(std::move(values)), 0);
+}
+
+const std::string* Tensor::string_data() const {
+  if (dtype_ != DataType::kString || !buffer_ || !buffer_->strings()) return nullptr;
+  return buffer_->strings()->data();
+}
+
 Result<Tensor> Tensor::view(DataType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t byte_offset) {
   GB_ASSIGN_OR_RETURN(int64_t n, shape_numel(shape));
+  const auto* strs = buffer ? buffer->strings() : nullptr;
+  if ((dtype == DataType::kString) != (strs != nullptr))
+    return make_error(ErrorCode::kUnsupported, std::string("a ") + dtype_name(dtype) + " view of " +
+                                                   (strs ? "string storage" : "byte storage") + " is not possible",
+                      "tensor " + std::string(dtype_name(dtype)) + shape_to_string(shape),
+                      "string tensors are made with Tensor::strings and only reshaped, never reinterpreted");
+  if (strs && (byte_offset != 0 || strs->size() != static_cast<uint64_t>(n)))
+    return make_error(ErrorCode::kUnsupported, "a string tensor view must cover its whole storage (" +
+                                                   std::to_string(strs->size()) + " strings) at offset 0",
+                      "tensor string" + shape_to_string(shape), "slicing string tensors is not supported");
   const size_t need = static_cast<size_t>(n) * dtype_size(dtype);
   const size_t have = buffer ? buffer->size() : 0;
   if (byte_offset > have || need > have - byte_offset)
@@ -151,6 +188,10 @@ Result<Tensor> Tensor::reshaped(Shape shape) const {
 }
 
 Result<Tensor> Tensor::clone() const {
+  if (dtype_ == DataType::kString) {
+    const std::string* s = string_data();
+    return strings(shape_, s ? std::vector<std::string>(s, s + numel_) : std::vector<std::string>());
+  }
   GB_ASSIGN_OR_RETURN(Tensor t, allocate(dtype_, shape_));
   if (nbytes()) std::memcpy(t.mutable_raw(), raw(), nbytes());
   return t;

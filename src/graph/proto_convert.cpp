@@ -166,6 +166,17 @@ ValueInfo convert_value_info(const onnx::ValueInfoProto& vi) {
       note += "sequence<";
       elem = &inner.sequence_type().elem_type();
     }
+    if (seq && elem->has_map_type() && elem->map_type().value_type().has_tensor_type()) {
+      // ZipMap's output: seq(map(int64|string, float)).
+      const int32_t kt = elem->map_type().key_type();
+      const int32_t vt = elem->map_type().value_type().tensor_type().elem_type();
+      if ((kt == onnx::TensorProto::INT64 || kt == onnx::TensorProto::STRING) && vt == onnx::TensorProto::FLOAT) {
+        out.value_type = ValueType::kMapSequence;
+        out.dtype = DataType::kFloat32;
+        out.type_note = std::string("sequence<map<") + dtype_name(static_cast<DataType>(kt)) + ", float32>>";
+        return out;
+      }
+    }
     if (elem->has_tensor_type()) {
       const int32_t et = elem->tensor_type().elem_type();
       out.dtype = dtype_is_valid(et) ? static_cast<DataType>(et) : DataType::kUndefined;
@@ -203,8 +214,15 @@ Result<Tensor> convert_tensor(const onnx::TensorProto& t, ConvertContext& ctx, c
                       "has " + std::to_string(numel) + " elements, over max_tensor_elements=" +
                           std::to_string(ctx.options->max_tensor_elements),
                       "initializer '" + t.name() + "'", "raise LoadOptions::max_tensor_elements if the model is trusted");
-  if (dtype == DataType::kString)
-    return make_error(ErrorCode::kUnsupported, "string tensors are not supported", "initializer '" + t.name() + "'");
+  if (dtype == DataType::kString) {
+    // TensorProto keeps strings in string_data (never raw_data or external data).
+    if (t.data_location() == onnx::TensorProto::EXTERNAL || t.has_raw_data())
+      return bad_tensor(t.name(), "a string tensor must hold its elements in string_data");
+    if (t.string_data_size() != numel)
+      return bad_tensor(t.name(), "has " + std::to_string(t.string_data_size()) + " strings but shape " +
+                                      shape_to_string(shape) + " needs " + std::to_string(numel));
+    return Tensor::strings(shape, std::vector<std::string>(t.string_data().begin(), t.string_data().end()));
+  }
   const size_t es = dtype_size(dtype);
   const uint64_t expected = static_cast<uint64_t>(numel) * es;
 

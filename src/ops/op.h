@@ -73,6 +73,22 @@ class ComputeContext {
     (void)i;
     return make_error(ErrorCode::kUnsupported, "this context cannot produce empty optional values", "node '" + node_name() + "'");
   }
+  // Output i becomes a string tensor holding these strings (row-major; numel(shape) of them).
+  // String tensors are never allocated as bytes (allocate_output refuses DataType::kString).
+  virtual Status set_output_strings(size_t i, const Shape& shape, std::vector<std::string> values) {
+    (void)i;
+    (void)shape;
+    (void)values;
+    return make_error(ErrorCode::kUnsupported, "this context cannot produce string tensors", "node '" + node_name() + "'");
+  }
+  // Output i becomes a sequence of N maps sharing keys [C] (int64 or string): map r = {keys[j] -> values[r, j]}
+  // (ZipMap). values is float [N, C].
+  virtual Status set_output_map_sequence(size_t i, Tensor keys, Tensor values) {
+    (void)i;
+    (void)keys;
+    (void)values;
+    return make_error(ErrorCode::kUnsupported, "this context cannot produce sequences of maps", "node '" + node_name() + "'");
+  }
   // run_subgraph for bodies whose inputs/outputs may be sequences or optionals.
   virtual Result<std::vector<Value>> run_subgraph_values(const std::string& attr, const std::vector<Value>& inputs) {
     (void)inputs;
@@ -91,6 +107,7 @@ class ComputeContext {
     switch (v.kind) {
       case Value::Kind::kSequence: return set_output_sequence(i, v.elements);
       case Value::Kind::kNone: return set_output_none(i);
+      case Value::Kind::kMapSequence: return set_output_map_sequence(i, v.map_keys, v.tensor);
       default: return alias_output(i, v.tensor);
     }
   }

@@ -71,6 +71,21 @@ constexpr RefusedOp kMlRefused[] = {
 
 }  // namespace
 
+const StringOp kStringOps[] = {
+#define STRING_OP(domain, name, what) {domain, #name, what},
+#include "ops/string_ops.inc"
+#undef STRING_OP
+};
+
+std::span<const StringOp> string_ops() { return kStringOps; }
+
+bool takes_strings(const std::string& domain, const std::string& op_type) {
+  const std::string d = domain == "ai.onnx" ? "" : domain;
+  for (const auto& s : kStringOps)
+    if (d == s.domain && op_type == s.op_type) return true;
+  return false;
+}
+
 std::span<const OpSupport> supported_ml_ops() { return {kMlOps, std::size(kMlOps) - 1}; }
 std::span<const RefusedOp> refused_ml_ops() { return {kMlRefused, std::size(kMlRefused) - 1}; }
 

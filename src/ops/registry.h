@@ -28,6 +28,17 @@ struct RefusedOp {
 };
 std::span<const RefusedOp> refused_ml_ops();
 
+// Operators that take string tensors as inputs (string_ops.inc); every other op is refused
+// when an input is a string tensor. domain "" = ai.onnx.
+struct StringOp {
+  const char* domain;
+  const char* op_type;
+  const char* what;
+};
+std::span<const StringOp> string_ops();
+// True if (domain, op_type) is in string_ops() ("ai.onnx" counts as "").
+bool takes_strings(const std::string& domain, const std::string& op_type);
+
 // Newest ai.onnx opset any registry entry covers (0 when the registry is empty).
 int64_t newest_supported_opset();
 

@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "ops/registry.h"
+
 namespace glassbox::runtime {
 namespace {
 
@@ -28,6 +30,8 @@ struct RunState {
   // Non-tensor values (docs/runtime.md): sequences share immutable element handles; none = empty optional.
   std::vector<std::shared_ptr<const std::vector<Tensor>>> seqs;
   std::vector<uint8_t> none;
+  // Sequences of maps (ZipMap): keys [C] and values [N, C]; never readable as a tensor input.
+  std::vector<std::shared_ptr<const Value>> maps;
   std::vector<int64_t> owned_bytes;   // bytes counted against the budget per value (0 = alias/borrowed)
   std::vector<uint8_t> fresh_output;  // graph output allocated in its own storage for the caller
   std::shared_ptr<Buffer> arena;
@@ -50,8 +54,9 @@ struct RunState {
     return {};
   }
 
-  bool has_value(int v) const { return values[v].defined() || seqs[v] || none[v]; }
+  bool has_value(int v) const { return values[v].defined() || seqs[v] || none[v] || maps[v]; }
   Value get(int v) const {
+    if (maps[v]) return *maps[v];
     if (seqs[v]) return Value::sequence(*seqs[v]);
     if (none[v]) return Value::none();
     return Value::of(values[v]);
@@ -61,6 +66,7 @@ struct RunState {
     values[v] = val.kind == Value::Kind::kTensor ? val.tensor : Tensor();
     seqs[v] = val.kind == Value::Kind::kSequence ? std::make_shared<const std::vector<Tensor>>(val.elements) : nullptr;
     none[v] = val.kind == Value::Kind::kNone;
+    maps[v] = val.kind == Value::Kind::kMapSequence ? std::make_shared<const Value>(val) : nullptr;
   }
   void release(int v) {
     live_bytes -= owned_bytes[v];
@@ -68,8 +74,16 @@ struct RunState {
     values[v] = Tensor();
     seqs[v] = nullptr;
     none[v] = 0;
+    maps[v] = nullptr;
   }
 };
+
+// Bytes a string tensor holds (element objects + characters), for the memory budget.
+int64_t string_bytes(const std::vector<std::string>& values) {
+  int64_t bytes = static_cast<int64_t>(values.size() * sizeof(std::string));
+  for (const auto& s : values) bytes += static_cast<int64_t>(s.size());
+  return bytes;
+}
 
 class StepContext final : public ops::ComputeContext {
  public:
@@ -110,6 +124,7 @@ class StepContext final : public ops::ComputeContext {
       rs_.live_bytes -= rs_.owned_bytes[v];  // an op re-allocating an output replaces it
       rs_.seqs[v] = nullptr;
       rs_.none[v] = 0;
+      rs_.maps[v] = nullptr;
       rs_.values[v] = std::move(t);
       rs_.owned_bytes[v] = bytes;
       rs_.fresh_output[v] = rs_.is_graph_output[v];
@@ -221,6 +236,55 @@ class StepContext final : public ops::ComputeContext {
     return {};
   }
 
+  Status set_output_strings(size_t i, const Shape& shape, std::vector<std::string> values) override {
+    if (i >= step_.outputs.size())
+      return make_error(ErrorCode::kInternal, "op set output " + std::to_string(i) + " but the node has " +
+                                                  std::to_string(step_.outputs.size()), node_where(*step_.node));
+    const int64_t bytes = string_bytes(values);
+    GB_RETURN_IF_ERROR(rs_.charge(bytes, "string output " + std::to_string(i) + " " + shape_to_string(shape), *step_.node));
+    auto t = Tensor::strings(shape, std::move(values));
+    if (!t.ok()) {
+      rs_.live_bytes -= bytes;
+      return std::move(t).take_error().with_where(node_where(*step_.node));
+    }
+    const int v = step_.outputs[i];
+    if (v < 0) {
+      discarded_.push_back(std::move(t).value());
+      scratch_bytes_ += bytes;
+      outputs_[i] = &discarded_.back();
+      return {};
+    }
+    rs_.release(v);
+    rs_.values[v] = std::move(t).value();
+    rs_.owned_bytes[v] = bytes;
+    rs_.fresh_output[v] = rs_.is_graph_output[v];
+    if (rs_.options->record) {
+      auto& e = rs_.options->record->values[v];
+      e.bytes = -1;  // never in the arena
+      e.alias_of = -1;
+    }
+    outputs_[i] = &rs_.values[v];
+    return {};
+  }
+
+  Status set_output_map_sequence(size_t i, Tensor keys, Tensor values) override {
+    if (i >= step_.outputs.size())
+      return make_error(ErrorCode::kInternal, "op set output " + std::to_string(i) + " but the node has " +
+                                                  std::to_string(step_.outputs.size()), node_where(*step_.node));
+    const int v = step_.outputs[i];
+    if (v < 0) return {};
+    // Arena slots are reused after their value's last reader: the maps keep their own copies.
+    GB_ASSIGN_OR_RETURN(keys, keys.clone());
+    GB_ASSIGN_OR_RETURN(values, values.clone());
+    const int64_t bytes = static_cast<int64_t>(values.nbytes() + keys.nbytes()) +
+                          (keys.string_data() ? string_bytes(*keys.buffer()->strings()) : 0);
+    GB_RETURN_IF_ERROR(rs_.charge(bytes, "sequence-of-maps output " + std::to_string(i), *step_.node));
+    rs_.release(v);
+    rs_.owned_bytes[v] = bytes;
+    rs_.maps[v] = std::make_shared<const Value>(Value::map_sequence(std::move(keys), std::move(values)));
+    return {};
+  }
+
   Status set_output_none(size_t i) override {
     if (i >= step_.outputs.size())
       return make_error(ErrorCode::kInternal, "op set output " + std::to_string(i) + " but the node has " +
@@ -271,6 +335,53 @@ class StepContext final : public ops::ComputeContext {
 }  // namespace
 
 namespace {
+
+// Numeric kernels never see string storage: an op outside ops::string_ops() given a string
+// tensor (a model whose types ONNX inference could not tell at load) stops here; no op takes
+// a sequence of maps.
+Status refuse_string_inputs(const RunState& rs, const Step& step) {
+  for (size_t k = 0; k < step.inputs.size(); ++k) {
+    const int v = step.inputs[k];
+    if (v >= 0 && !step.takes_strings && rs.values[v].dtype() == DataType::kString)
+      return make_error(ErrorCode::kUnsupported,
+                        "operator " + step.node->op_type + " does not take string tensors (input " + std::to_string(k) + " '" +
+                            step.node->inputs[k] + "' is string" + shape_to_string(rs.values[v].shape()) + ")",
+                        node_where(*step.node), "convert strings to numbers first (LabelEncoder, CategoryMapper); see docs/ml.md");
+    if (v >= 0 && rs.maps[v])
+      return make_error(ErrorCode::kUnsupported,
+                        "operator " + step.node->op_type + " does not take a sequence of maps (input " + std::to_string(k) + " '" +
+                            step.node->inputs[k] + "')", node_where(*step.node), "sequences of maps (ZipMap) are graph outputs only");
+  }
+  return {};
+}
+
+// Load time: the same refusals where ONNX type inference (or the file) gives an input's type.
+Status refuse_typed_string_inputs(const graph::Graph& g, const graph::Node& node, bool takes_strings) {
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    const std::string& name = node.inputs[k];
+    if (name.empty()) continue;
+    const graph::ValueInfo* vi = nullptr;
+    if (auto it = g.value_info.find(name); it != g.value_info.end()) vi = &it->second;
+    if (auto it = g.initializer_info.find(name); !vi && it != g.initializer_info.end()) vi = &it->second;
+    for (const auto* list : {&g.inputs, &g.outputs})
+      for (const auto& io : *list)
+        if (!vi && io.name == name) vi = &io;
+    if (!vi) continue;
+    if (vi->value_type == ValueType::kMapSequence)
+      return make_error(ErrorCode::kUnsupported,
+                        "operator " + node.op_type + " does not take a sequence of maps (input " + std::to_string(k) + " '" + name +
+                            "' is " + vi->type_note + ")",
+                        node_where(node), "sequences of maps (ZipMap) are graph outputs only");
+    if (!takes_strings && vi->is_tensor && vi->dtype == DataType::kString)
+      return make_error(ErrorCode::kUnsupported,
+                        "operator " + node.op_type + " does not take string tensors (input " + std::to_string(k) + " '" + name +
+                            "' is a string tensor)",
+                        node_where(node),
+                        "string tensors go only to the ops listed in docs/OPERATORS.md (String tensors); convert them to "
+                        "numbers first (LabelEncoder, CategoryMapper)");
+  }
+  return {};
+}
 
 // Subgraphs nest at most this deep in compile_graph (the loader's max_graph_depth is the real limit).
 constexpr int kMaxSubgraphDepth = 64;
@@ -366,6 +477,8 @@ Result<std::shared_ptr<CompiledGraph>> compile(graph::Graph graph, int64_t opset
     auto op = ops::create_op(node, opset);
     if (!op.ok()) return std::move(op).take_error();
     step.op = std::move(op).value();
+    step.takes_strings = ops::takes_strings(node.domain, node.op_type);
+    GB_RETURN_IF_ERROR(refuse_typed_string_inputs(g, node, step.takes_strings));
     cg->steps.push_back(std::move(step));
   }
   for (const auto& out : g.outputs) {
@@ -406,6 +519,7 @@ Result<std::vector<Value>> execute_values(const CompiledGraph& g, const std::vec
   rs.values.resize(n);
   rs.seqs.resize(n);
   rs.none.assign(n, 0);
+  rs.maps.resize(n);
   rs.owned_bytes.assign(n, 0);
   rs.fresh_output.assign(n, 0);
   rs.is_graph_output.assign(n, 0);
@@ -448,6 +562,7 @@ Result<std::vector<Value>> execute_values(const CompiledGraph& g, const std::vec
     if (options.record)
       for (int v : step.outputs)
         if (v >= 0) options.record->values[v].def_step = static_cast<int>(s);
+    GB_RETURN_IF_ERROR(refuse_string_inputs(rs, step));
     StepContext ctx(rs, step, pool);
     std::chrono::steady_clock::time_point start;
     if (observe) start = std::chrono::steady_clock::now();
@@ -486,6 +601,10 @@ Result<std::vector<Value>> execute_values(const CompiledGraph& g, const std::vec
     }
     if (rs.none[v]) {
       outputs.push_back(Value::none());
+      continue;
+    }
+    if (rs.maps[v]) {
+      outputs.push_back(*rs.maps[v]);  // set_output_map_sequence made its own copies
       continue;
     }
     const Tensor& t = rs.values[v];
@@ -532,6 +651,7 @@ Result<std::vector<Tensor>> evaluate_node(const graph::Node& node, int64_t opset
   Step step;
   step.node = &node;
   step.op = std::move(op);
+  step.takes_strings = ops::takes_strings(node.domain, node.op_type);
   for (size_t i = 0; i < inputs.size(); ++i) {
     g.value_names.push_back(node.inputs[i]);
     g.constants.push_back(inputs[i] ? *inputs[i] : Tensor());

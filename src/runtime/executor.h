@@ -33,6 +33,7 @@ struct Step {
   std::vector<int> outputs;  // value ids, -1 = unused optional output
   std::vector<int> release;  // values whose last reader is this step
   std::vector<StepSubgraph> subgraphs;
+  bool takes_strings = false;  // in ops::string_ops(): may read string tensors (every other op is refused them)
 };
 
 // A graph ready to run: ops created, names resolved to ids.

@@ -326,16 +326,15 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
     if (!vi.supported_type)
       return make_error(ErrorCode::kUnsupported, "input '" + vi.name + "' is a " + vi.type_note +
                                                      ", only tensors, sequences of tensors and optionals are supported", path);
-    if (vi.dtype == DataType::kString)
-      return make_error(ErrorCode::kUnsupported, "input '" + vi.name + "' is a string tensor, not supported", path);
+    if (vi.value_type == ValueType::kMapSequence)
+      return make_error(ErrorCode::kUnsupported, "input '" + vi.name + "' is a " + vi.type_note +
+                                                     "; sequences of maps are supported as outputs only (ZipMap)", path);
     impl->inputs.push_back(to_spec(vi));
   }
   for (const auto& vi : m.graph.outputs) {
     if (!vi.supported_type)
       return make_error(ErrorCode::kUnsupported, "output '" + vi.name + "' is a " + vi.type_note +
                                                      ", only tensors, sequences of tensors and optionals are supported", path);
-    if (vi.dtype == DataType::kString)
-      return make_error(ErrorCode::kUnsupported, "output '" + vi.name + "' is a string tensor, not supported", path);
     impl->outputs.push_back(to_spec(vi));
   }
   impl->pool = std::make_unique<ThreadPool>(impl->options.threads);

@@ -91,8 +91,6 @@ namespace {
 Result<Tensor> convert_owned(const onnx::TensorProto& proto, const std::string& path) {
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
     return make_error(ErrorCode::kUnsupported, "tensor files with external data are not supported", path);
-  if (proto.data_type() == onnx::TensorProto::STRING)
-    return make_error(ErrorCode::kUnsupported, "string tensors are not supported", path);
   graph::LoadOptions lo;
   graph::ExternalDataStats stats;
   graph::ExternalDataResolver resolver("");
@@ -228,11 +226,17 @@ Status write_tensor_pb(const std::string& path, const Tensor& t, const std::stri
   proto.set_name(name);
   proto.set_data_type(static_cast<int32_t>(t.dtype()));
   for (int64_t d : t.shape()) proto.add_dims(d);
-  proto.set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
+  if (const std::string* strs = t.string_data()) {
+    for (int64_t i = 0; i < t.numel(); ++i) proto.add_string_data(strs[i]);
+  } else {
+    proto.set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
+  }
   std::string bytes;
   if (!proto.SerializeToString(&bytes)) return make_error(ErrorCode::kInternal, "cannot serialize tensor", path);
   return write_file(path, bytes, nullptr, 0);
 }
+
+Status write_text_file(const std::string& path, const std::string& text) { return write_file(path, text, nullptr, 0); }
 
 Status write_npy(const std::string& path, const Tensor& t) {
   const std::string descr = npy_descr(t.dtype());

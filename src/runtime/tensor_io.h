@@ -25,6 +25,8 @@ Result<Value> read_value_pb(const std::string& path, ValueType type);
 
 Status write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name);
 Status write_npy(const std::string& path, const Tensor& t);
+// Writes text to path (created or truncated).
+Status write_text_file(const std::string& path, const std::string& text);
 
 // The NumPy dtype string of t ("<f4"), or empty if it has none.
 std::string npy_descr(DataType t);

@@ -5,8 +5,10 @@
 // initializer bytes as when every payload is copied. ai.onnx.ml nodes of a model that loads
 // are created (ops::create_op), so their tree attributes (node and child ids, array lengths,
 // modes, cycles; TreeEnsemble's leaf flags, roots and membership sets, past the loader's
-// no-schema path) meet the validation on arbitrary values; seeds: scripts/ml/ml_parity.py
-// --keep DIR (its v5 and bad_v5_* cases included).
+// no-schema path; string attributes of CategoryMapper / LabelEncoder / OneHotEncoder / ZipMap /
+// classlabels_strings: lengths, repeats, defaults) meet the validation on arbitrary values, and
+// string initializers (string_data) must load the same both ways; seeds: scripts/ml/ml_parity.py
+// --keep DIR (its v5, bad_v5_* and strings_* cases included).
 #include <unistd.h>
 
 #include <cstdint>
@@ -38,6 +40,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto it = b->graph.initializers.find(name);
       if (it == b->graph.initializers.end() || it->second.nbytes() != t.nbytes()) __builtin_trap();
       if (t.nbytes() && std::memcmp(t.raw(), it->second.raw(), t.nbytes()) != 0) __builtin_trap();
+      if (t.dtype() == glassbox::DataType::kString)
+        for (int64_t i = 0; i < t.numel(); ++i)
+          if (!it->second.string_data() || t.string_data()[i] != it->second.string_data()[i]) __builtin_trap();
     }
     for (const auto& n : a->graph.nodes)
       if (n.domain == "ai.onnx.ml") (void)glassbox::ops::create_op(n, a->opset(""));

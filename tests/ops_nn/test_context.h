@@ -47,8 +47,20 @@ class TestContext final : public ops::ComputeContext {
   }
   ThreadPool& pool() override { return pool_; }
   const std::string& node_name() const override { return name_; }
+  Status set_output_strings(size_t i, const Shape& shape, std::vector<std::string> values) override {
+    if (i >= outputs_.size()) return make_error(ErrorCode::kInternal, "output index out of range");
+    GB_ASSIGN_OR_RETURN(outputs_[i], Tensor::strings(shape, std::move(values)));
+    return Status::ok_status();
+  }
+  Status set_output_map_sequence(size_t i, Tensor keys, Tensor values) override {
+    if (i >= outputs_.size()) return make_error(ErrorCode::kInternal, "output index out of range");
+    map_keys_ = std::move(keys);
+    outputs_[i] = std::move(values);
+    return Status::ok_status();
+  }
 
   Tensor& output(size_t i) { return outputs_.at(i); }
+  const Tensor& map_keys() const { return map_keys_; }
   bool was_aliased(size_t i) const {
     for (size_t a : aliased_)
       if (a == i) return true;
@@ -71,6 +83,7 @@ class TestContext final : public ops::ComputeContext {
 
   std::vector<Tensor> inputs_;
   std::vector<Tensor> outputs_;
+  Tensor map_keys_;  // set_output_map_sequence
   std::vector<size_t> aliased_;
   ThreadPool pool_;
   size_t cap_;

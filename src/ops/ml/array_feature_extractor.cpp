@@ -1,6 +1,6 @@
 // ArrayFeatureExtractor (ai.onnx.ml 1-3): selects columns Y (int64 indices into the last
 // axis) of X: [..., C] -> [..., len(Y)]; a 1-D X gives [1, len(Y)] (as onnxruntime).
-// Indices must lie in [0, C). float32, float64, int64, int32.
+// Indices must lie in [0, C). float32, float64, int64, int32, string.
 #include <cstring>
 
 #include "ops/dtype_dispatch.h"
@@ -26,11 +26,18 @@ class ArrayFeatureExtractorOp final : public Op {
     Shape shape = x->shape();
     if (x->rank() == 1) shape = {1, k};
     else shape.back() = k;
+    const int64_t rows = cols == 0 ? 0 : x->numel() / cols;
+    if (const std::string* px = x->string_data()) {
+      std::vector<std::string> out;
+      out.reserve(static_cast<size_t>(rows * k));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < k; ++j) out.push_back(px[r * cols + idx[j]]);
+      return ctx.set_output_strings(0, shape, std::move(out));
+    }
     return dispatch_dtype<TypeList<float, double, int64_t, int32_t>>(x->dtype(), "ArrayFeatureExtractor", [&]<class T>() -> Status {
       GB_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), shape));
       const T* px = x->data<T>();
       T* po = out->mutable_data<T>();
-      const int64_t rows = cols == 0 ? 0 : x->numel() / cols;
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < k; ++j) po[r * k + j] = px[r * cols + idx[j]];
       return {};

@@ -1,67 +1,107 @@
-// LabelEncoder (ai.onnx.ml 2-3), numeric keys and values: X int64 or float32 (the keys'
-// type) -> Y of the values' type, same shape; keys not found map to the default.
-// Float keys compare by value, a NaN key matches NaN. String keys/values are refused
-// (no string tensors); ai.onnx.ml 1 (string <-> int64 only) is out of range for that reason.
+// LabelEncoder (ai.onnx.ml 2-3): X of the keys' type -> Y of the values' type, same shape;
+// keys not found map to the default of the values' type. Keys and values are each int64
+// (keys_int64s / values_int64s), float32 (*_floats) or string (*_strings; X or Y is then a
+// string tensor): all nine pairs, as onnxruntime. Float keys compare by value, a NaN key
+// matches NaN; strings compare as bytes; the first occurrence of a repeated key wins.
+// A default for another type than the values' (default_string with values_int64s) is
+// refused at load: it would never apply. ai.onnx.ml 1 (classes_strings, direction chosen by
+// the input's type) is out of range.
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include "ops/ml/ml_common.h"
 
 namespace glassbox::ops {
 namespace {
 
+// One side of the mapping: exactly one of <side>_int64s, <side>_floats, <side>_strings.
+struct Column {
+  DataType dtype = DataType::kUndefined;  // kInt64, kFloat32 or kString
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::vector<std::string> strings;
+  size_t size() const { return std::max({ints.size(), floats.size(), strings.size()}); }
+};
+
+Result<Column> parse_column(const graph::Node& node, const std::string& side) {
+  Column c;
+  GB_ASSIGN_OR_RETURN(c.ints, ml::attr_ints_or_empty(node, side + "_int64s"));
+  GB_ASSIGN_OR_RETURN(c.floats, ml::attr_floats_or_empty(node, side + "_floats"));
+  GB_ASSIGN_OR_RETURN(c.strings, ml::attr_strings(node, side + "_strings"));
+  const int given = !c.ints.empty() + !c.floats.empty() + !c.strings.empty();
+  if (given != 1)
+    return ml::bad_attr("exactly one of " + side + "_int64s, " + side + "_floats and " + side +
+                        "_strings must be given (non-empty); got " + std::to_string(c.ints.size()) + ", " +
+                        std::to_string(c.floats.size()) + " and " + std::to_string(c.strings.size()) + " entries");
+  c.dtype = !c.ints.empty() ? DataType::kInt64 : !c.floats.empty() ? DataType::kFloat32 : DataType::kString;
+  return c;
+}
+
 struct LabelEncoderAttrs {
-  std::vector<int64_t> keys_int64s;    // keys when X is int64
-  std::vector<float> keys_floats;      // keys when X is float32
-  std::vector<int64_t> values_int64s;  // values when Y is int64
-  std::vector<float> values_floats;    // values when Y is float32
-  int64_t default_int64 = -1;          // Y for unknown keys (int64 values), spec default
-  float default_float = -0.f;          // Y for unknown keys (float values), spec default -0.0
+  Column keys;
+  Column values;
+  int64_t default_int64 = -1;               // Y for unknown keys (int64 values), spec default
+  float default_float = -0.f;               // Y for unknown keys (float values), spec default -0.0
+  std::string default_string = "_Unused";  // Y for unknown keys (string values), spec default
 };
 
 class LabelEncoderOp final : public Op {
  public:
   explicit LabelEncoderOp(LabelEncoderAttrs a) : a_(std::move(a)) {
-    const size_t n = std::max(a_.keys_int64s.size(), a_.keys_floats.size());
-    for (size_t i = 0; i < n; ++i) {
-      const double key = float_keys() ? static_cast<double>(a_.keys_floats[i]) : 0.0;
-      if (float_keys() && std::isnan(key)) nan_value_ = static_cast<int64_t>(i);
-      else if (float_keys()) float_index_.emplace(a_.keys_floats[i], i);
-      else int_index_.emplace(a_.keys_int64s[i], i);
+    const Column& k = a_.keys;
+    for (size_t i = 0; i < k.size(); ++i) {
+      if (k.dtype == DataType::kInt64) int_index_.emplace(k.ints[i], i);
+      else if (k.dtype == DataType::kString) string_index_.emplace(k.strings[i], i);
+      else if (std::isnan(k.floats[i])) nan_value_ = nan_value_ < 0 ? static_cast<int64_t>(i) : nan_value_;
+      else float_index_.emplace(k.floats[i], i);
     }
   }
 
   Status compute(ComputeContext& ctx) const override {
     GB_ASSIGN_OR_RETURN(const Tensor* x, require_input(ctx, 0, "X"));
-    const DataType want = float_keys() ? DataType::kFloat32 : DataType::kInt64;
-    if (x->dtype() != want)
+    if (x->dtype() != a_.keys.dtype)
       return op_error(ctx, ErrorCode::kInvalidArgument, std::string("X has dtype ") + dtype_name(x->dtype()) +
-                                                            ", the keys are " + dtype_name(want));
-    const bool float_values = !a_.values_floats.empty();
-    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, float_values ? DataType::kFloat32 : DataType::kInt64, x->shape()));
-    for (int64_t i = 0; i < x->numel(); ++i) {
-      const int64_t at = float_keys() ? find_float(x->data<float>()[i]) : find_int(x->data<int64_t>()[i]);
-      if (float_values) y->mutable_data<float>()[i] = at < 0 ? a_.default_float : a_.values_floats[at];
-      else y->mutable_data<int64_t>()[i] = at < 0 ? a_.default_int64 : a_.values_int64s[at];
+                                                            ", the keys are " + dtype_name(a_.keys.dtype));
+    const int64_t n = x->numel();
+    std::vector<int64_t> at(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) at[i] = find(*x, i);
+    const Column& v = a_.values;
+    if (v.dtype == DataType::kString) {
+      std::vector<std::string> out(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) out[i] = at[i] < 0 ? a_.default_string : v.strings[at[i]];
+      return ctx.set_output_strings(0, x->shape(), std::move(out));
+    }
+    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, v.dtype, x->shape()));
+    for (int64_t i = 0; i < n; ++i) {
+      if (v.dtype == DataType::kFloat32) y->mutable_data<float>()[i] = at[i] < 0 ? a_.default_float : v.floats[at[i]];
+      else y->mutable_data<int64_t>()[i] = at[i] < 0 ? a_.default_int64 : v.ints[at[i]];
     }
     return {};
   }
 
  private:
-  bool float_keys() const { return !a_.keys_floats.empty(); }
-  int64_t find_float(float v) const {
-    if (std::isnan(v)) return nan_value_;
-    auto it = float_index_.find(v);
-    return it == float_index_.end() ? -1 : static_cast<int64_t>(it->second);
+  // Position of X[i] among the keys, -1 when absent.
+  int64_t find(const Tensor& x, int64_t i) const {
+    switch (a_.keys.dtype) {
+      case DataType::kInt64: return lookup(int_index_, x.data<int64_t>()[i]);
+      case DataType::kString: return lookup(string_index_, x.string_data()[i]);
+      default: {
+        const float f = x.data<float>()[i];
+        return std::isnan(f) ? nan_value_ : lookup(float_index_, f);
+      }
+    }
   }
-  int64_t find_int(int64_t v) const {
-    auto it = int_index_.find(v);
-    return it == int_index_.end() ? -1 : static_cast<int64_t>(it->second);
+  template <class M, class K>
+  static int64_t lookup(const M& m, const K& key) {
+    auto it = m.find(key);
+    return it == m.end() ? -1 : static_cast<int64_t>(it->second);
   }
 
   LabelEncoderAttrs a_;
   std::map<float, size_t> float_index_;  // first occurrence wins (emplace)
   std::map<int64_t, size_t> int_index_;
+  std::unordered_map<std::string, size_t> string_index_;
   int64_t nan_value_ = -1;
 };
 
@@ -71,23 +111,23 @@ Result<std::unique_ptr<Op>> create_ml_LabelEncoder(const graph::Node& node, int6
   GB_RETURN_IF_ERROR(check_known_attrs(node, {"default_float", "default_int64", "default_string", "keys_floats",
                                               "keys_int64s", "keys_strings", "values_floats", "values_int64s",
                                               "values_strings"}));
-  GB_RETURN_IF_ERROR(ml::refuse_present(node, {"keys_strings", "values_strings"},
-                                        "string keys/values need string tensors, which glassbox does not have"));
   LabelEncoderAttrs a;
-  GB_ASSIGN_OR_RETURN(a.keys_int64s, ml::attr_ints_or_empty(node, "keys_int64s"));
-  GB_ASSIGN_OR_RETURN(a.keys_floats, ml::attr_floats_or_empty(node, "keys_floats"));
-  GB_ASSIGN_OR_RETURN(a.values_int64s, ml::attr_ints_or_empty(node, "values_int64s"));
-  GB_ASSIGN_OR_RETURN(a.values_floats, ml::attr_floats_or_empty(node, "values_floats"));
+  GB_ASSIGN_OR_RETURN(a.keys, parse_column(node, "keys"));
+  GB_ASSIGN_OR_RETURN(a.values, parse_column(node, "values"));
   GB_ASSIGN_OR_RETURN(a.default_int64, attr_int(node, "default_int64", a.default_int64));
   GB_ASSIGN_OR_RETURN(a.default_float, attr_float(node, "default_float", a.default_float));
-  if (a.keys_int64s.empty() == a.keys_floats.empty())
-    return ml::bad_attr("exactly one of keys_int64s and keys_floats must be given (non-empty)");
-  if (a.values_int64s.empty() == a.values_floats.empty())
-    return ml::bad_attr("exactly one of values_int64s and values_floats must be given (non-empty)");
-  const size_t nk = std::max(a.keys_int64s.size(), a.keys_floats.size());
-  const size_t nv = std::max(a.values_int64s.size(), a.values_floats.size());
-  if (nk != nv)
-    return ml::bad_attr("keys has " + std::to_string(nk) + " entries, values " + std::to_string(nv) + " (one value per key)");
+  GB_ASSIGN_OR_RETURN(a.default_string, attr_string(node, "default_string", a.default_string));
+  if (a.keys.size() != a.values.size())
+    return ml::bad_attr("keys has " + std::to_string(a.keys.size()) + " entries, values " + std::to_string(a.values.size()) +
+                        " (one value per key)");
+  const struct {
+    const char* name;
+    DataType dtype;
+  } defaults[] = {{"default_int64", DataType::kInt64}, {"default_float", DataType::kFloat32}, {"default_string", DataType::kString}};
+  for (const auto& d : defaults)
+    if (node.attr(d.name) && d.dtype != a.values.dtype)
+      return ml::bad_attr(std::string(d.name) + " is given but the values are " + dtype_name(a.values.dtype) +
+                          ": it would never apply (the default for unknown keys must have the values' type)");
   return std::unique_ptr<Op>(new LabelEncoderOp(std::move(a)));
 }
 

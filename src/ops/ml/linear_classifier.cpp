@@ -2,7 +2,8 @@
 // scores = X · coefficientsᵀ + intercepts over E = intercepts rows (coefficients [E, C]).
 // E >= 2: Y = label of the first maximum score, Z = post_transform(scores).
 // E == 1 with two labels (binary, as onnxruntime): Y = score > 0 ? labels[1] : labels[0],
-// Z = [1 - p, p] with p = post_transform(score). String labels are refused.
+// Z = [1 - p, p] with p = post_transform(score). String labels (classlabels_strings) give a
+// string Y (ml::ClassLabels).
 #include "ops/ml/ml_common.h"
 
 namespace glassbox::ops {
@@ -11,7 +12,8 @@ namespace {
 struct LinearClassifierAttrs {
   std::vector<float> coefficients;  // [E, C] row-major (required)
   std::vector<float> intercepts;    // one per class row E (required: it fixes E)
-  std::vector<int64_t> labels;      // classlabels_ints: E labels, or 2 when E == 1
+  std::vector<int64_t> labels;      // classlabels_ints (or indices of classlabels_strings): E labels, or 2 when E == 1
+  std::vector<std::string> label_strings;  // classlabels_strings (Y is then a string tensor)
   ml::PostTransform post_transform = ml::PostTransform::kNone;
 };
 
@@ -28,9 +30,9 @@ class LinearClassifierOp final : public Op {
                       "X has " + std::to_string(m.cols) + " columns; coefficients hold " +
                           std::to_string(a_.coefficients.size()) + " = classes (" + std::to_string(e) + ") x features");
     const int64_t width = e == 1 ? 2 : e;
-    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kInt64, {m.rows}));
+    GB_ASSIGN_OR_RETURN(ml::LabelOutput y, ml::LabelOutput::begin(ctx, a_.label_strings, m.rows));
     GB_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DataType::kFloat32, {m.rows, width}));
-    int64_t* py = y->mutable_data<int64_t>();
+    int64_t* py = y.ids();
     float* pz = z->mutable_data<float>();
     ctx.pool().parallel_for(m.rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, m.cols * e)), [&](int64_t b, int64_t end) {
       for (int64_t r = b; r < end; ++r) {
@@ -55,7 +57,7 @@ class LinearClassifierOp final : public Op {
         ml::transform_row(a_.post_transform, out, e);
       }
     });
-    return {};
+    return y.finish(ctx);
   }
 
  private:
@@ -67,13 +69,12 @@ class LinearClassifierOp final : public Op {
 Result<std::unique_ptr<Op>> create_ml_LinearClassifier(const graph::Node& node, int64_t) {
   GB_RETURN_IF_ERROR(check_known_attrs(node, {"classlabels_ints", "classlabels_strings", "coefficients", "intercepts",
                                               "multi_class", "post_transform"}));
-  GB_RETURN_IF_ERROR(ml::refuse_present(node, {"classlabels_strings"},
-                                        "string class labels need string tensors, which glassbox does not have; "
-                                        "export integer labels (classlabels_ints)"));
   LinearClassifierAttrs a;
   GB_ASSIGN_OR_RETURN(a.coefficients, ml::attr_floats_or_empty(node, "coefficients"));
   GB_ASSIGN_OR_RETURN(a.intercepts, ml::attr_floats_or_empty(node, "intercepts"));
-  GB_ASSIGN_OR_RETURN(a.labels, ml::attr_ints_or_empty(node, "classlabels_ints"));
+  GB_ASSIGN_OR_RETURN(ml::ClassLabels labels, ml::parse_class_labels(node, "classlabels_ints"));
+  a.labels = std::move(labels.ids);
+  a.label_strings = std::move(labels.strings);
   GB_ASSIGN_OR_RETURN(a.post_transform, ml::parse_post_transform(node));
   GB_ASSIGN_OR_RETURN(int64_t multi_class, attr_int(node, "multi_class", 0));
   (void)multi_class;  // documented as unused by the spec's reference; scores do not depend on it
@@ -84,7 +85,7 @@ Result<std::unique_ptr<Op>> create_ml_LinearClassifier(const graph::Node& node, 
     return ml::bad_attr("coefficients has " + std::to_string(a.coefficients.size()) +
                         " entries, not a non-empty multiple of the " + std::to_string(e) + " intercepts");
   if (!(a.labels.size() == e && e >= 2) && !(e == 1 && a.labels.size() == 2))
-    return ml::bad_attr("classlabels_ints has " + std::to_string(a.labels.size()) + " labels for " + std::to_string(e) +
+    return ml::bad_attr("classlabels_ints/strings has " + std::to_string(a.labels.size()) + " labels for " + std::to_string(e) +
                         " score rows (need one label per row, or 2 labels for one row)");
   if (e == 1 && a.post_transform != ml::PostTransform::kNone && a.post_transform != ml::PostTransform::kLogistic)
     return unsupported_attr("post_transform", "one score row supports NONE or LOGISTIC");

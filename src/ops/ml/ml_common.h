@@ -43,6 +43,61 @@ inline Status refuse_present(const graph::Node& node, std::initializer_list<cons
   return {};
 }
 
+// A classifier's class labels: `ints_name` (classlabels_int64s / classlabels_ints) or
+// classlabels_strings, exactly one. `ids` is what the op computes with: the int64 labels, or
+// for string labels the indices 0..K-1 (so every rule written for int labels applies, as in
+// onnxruntime); `strings` is non-empty for string labels (Y is then a string tensor).
+struct ClassLabels {
+  std::vector<int64_t> ids;
+  std::vector<std::string> strings;
+};
+
+inline Result<ClassLabels> parse_class_labels(const graph::Node& node, const std::string& ints_name) {
+  ClassLabels cl;
+  GB_ASSIGN_OR_RETURN(cl.ids, attr_ints_or_empty(node, ints_name));
+  GB_ASSIGN_OR_RETURN(cl.strings, attr_strings(node, "classlabels_strings"));
+  if (!cl.ids.empty() && !cl.strings.empty())
+    return bad_attr(ints_name + " and classlabels_strings are both given (" + std::to_string(cl.ids.size()) + " and " +
+                    std::to_string(cl.strings.size()) + " labels); exactly one may be");
+  if (!cl.strings.empty()) {
+    cl.ids.resize(cl.strings.size());
+    for (size_t i = 0; i < cl.ids.size(); ++i) cl.ids[i] = static_cast<int64_t>(i);
+  }
+  return cl;
+}
+
+// Y of a classifier, [rows]: int64 labels written in place, or, for string labels, label
+// indices written to scratch and turned into a string tensor by finish().
+class LabelOutput {
+ public:
+  static Result<LabelOutput> begin(ComputeContext& ctx, const std::vector<std::string>& strings, int64_t rows) {
+    LabelOutput o;
+    o.strings_ = &strings;
+    o.rows_ = rows;
+    if (strings.empty()) {
+      GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kInt64, {rows}));
+      o.ids_ = y->mutable_data<int64_t>();
+    } else {
+      GB_ASSIGN_OR_RETURN(o.scratch_, ctx.allocate_scratch(DataType::kInt64, {rows}));
+      o.ids_ = o.scratch_.mutable_data<int64_t>();
+    }
+    return o;
+  }
+  int64_t* ids() { return ids_; }
+  Status finish(ComputeContext& ctx) {
+    if (strings_->empty()) return {};
+    std::vector<std::string> out(static_cast<size_t>(rows_));
+    for (int64_t r = 0; r < rows_; ++r) out[r] = (*strings_)[static_cast<size_t>(ids_[r])];
+    return ctx.set_output_strings(0, {rows_}, std::move(out));
+  }
+
+ private:
+  const std::vector<std::string>* strings_ = nullptr;
+  int64_t rows_ = 0;
+  int64_t* ids_ = nullptr;
+  Tensor scratch_;
+};
+
 enum class PostTransform { kNone, kLogistic, kSoftmax, kSoftmaxZero, kProbit };
 
 inline Result<PostTransform> parse_post_transform(const graph::Node& node) {

@@ -6,7 +6,7 @@
 // [1e-7, 1 - 1e-7], coupled into K probabilities by libsvm's iterative method (Wu, Lin and
 // Weng 2004), computed in float like onnxruntime; Y still comes from the votes.
 // Refused: liblinear mode (no support vectors: export LinearSVC as LinearClassifier),
-// post_transform other than NONE, string labels.
+// post_transform other than NONE. String labels (classlabels_strings) give a string Y.
 #include <algorithm>
 #include <cmath>
 
@@ -17,7 +17,8 @@ namespace {
 
 struct SVMClassifierAttrs {
   ml::SvmKernelParams kernel;
-  std::vector<int64_t> labels;             // classlabels_ints (K)
+  std::vector<int64_t> labels;             // classlabels_ints (K), or indices of classlabels_strings
+  std::vector<std::string> label_strings;  // classlabels_strings (Y is then a string tensor)
   std::vector<int64_t> vectors_per_class;  // support vectors of each class, in order (K)
   std::vector<float> support_vectors;      // [V, F]
   std::vector<float> coefficients;         // [K-1, V] (libsvm sv_coef)
@@ -83,9 +84,9 @@ class SVMClassifierOp final : public Op {
     const int64_t k = static_cast<int64_t>(a_.labels.size()), pairs = k * (k - 1) / 2;
     const bool proba = !a_.prob_a.empty();
     const int64_t width = proba ? k : (k == 2 ? 2 : pairs);
-    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kInt64, {m.rows}));
+    GB_ASSIGN_OR_RETURN(ml::LabelOutput y, ml::LabelOutput::begin(ctx, a_.label_strings, m.rows));
     GB_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DataType::kFloat32, {m.rows, width}));
-    int64_t* py = y->mutable_data<int64_t>();
+    int64_t* py = y.ids();
     float* pz = z->mutable_data<float>();
     ctx.pool().parallel_for(m.rows, 8, [&](int64_t b, int64_t e) {
       std::vector<float> kv(static_cast<size_t>(vectors_)), d(static_cast<size_t>(pairs)), r(static_cast<size_t>(k * k));
@@ -127,7 +128,7 @@ class SVMClassifierOp final : public Op {
         couple(k, r, out);
       }
     });
-    return {};
+    return y.finish(ctx);
   }
 
  private:
@@ -173,11 +174,11 @@ Result<std::unique_ptr<Op>> create_ml_SVMClassifier(const graph::Node& node, int
   GB_RETURN_IF_ERROR(check_known_attrs(node, {"classlabels_ints", "classlabels_strings", "coefficients", "kernel_params",
                                               "kernel_type", "post_transform", "prob_a", "prob_b", "rho",
                                               "support_vectors", "vectors_per_class"}));
-  GB_RETURN_IF_ERROR(ml::refuse_present(node, {"classlabels_strings"},
-                                        "string class labels need string tensors, which glassbox does not have"));
   SVMClassifierAttrs a;
   GB_ASSIGN_OR_RETURN(a.kernel, ml::parse_svm_kernel(node));
-  GB_ASSIGN_OR_RETURN(a.labels, ml::attr_ints_or_empty(node, "classlabels_ints"));
+  GB_ASSIGN_OR_RETURN(ml::ClassLabels labels, ml::parse_class_labels(node, "classlabels_ints"));
+  a.labels = std::move(labels.ids);
+  a.label_strings = std::move(labels.strings);
   GB_ASSIGN_OR_RETURN(a.vectors_per_class, ml::attr_ints_or_empty(node, "vectors_per_class"));
   GB_ASSIGN_OR_RETURN(a.support_vectors, ml::attr_floats_or_empty(node, "support_vectors"));
   GB_ASSIGN_OR_RETURN(a.coefficients, ml::attr_floats_or_empty(node, "coefficients"));

@@ -11,7 +11,7 @@
 //    weights); Y = s1 > 0.5 (only class 1 weighted, all weights >= 0), else s1 > 0.
 // Combinations where onnxruntime's result is not a coherent reading of the spec (two
 // base values for two classes, SOFTMAX on one score, PROBIT) are refused at load.
-// String labels are refused (glassbox has no string tensors).
+// String labels (classlabels_strings): computed as indices 0..K-1, Y is a string tensor.
 #include <cmath>
 
 #include "ops/ml/tree_ensemble_common.h"
@@ -24,7 +24,8 @@ using kernels::trees::Aggregate;
 enum class BinaryForm { kMulticlass, kOneScorePositive, kOneScoreMixed, kTwoColumns };
 
 struct TreeEnsembleClassifierAttrs {
-  std::vector<int64_t> labels;      // classlabels_int64s (required; strings refused)
+  std::vector<int64_t> labels;      // classlabels_int64s, or indices of classlabels_strings (ml::ClassLabels)
+  std::vector<std::string> label_strings;  // classlabels_strings (Y is then a string tensor)
   std::vector<float> base_values;   // added per class (size 0 or classes; binary: 0 or 1)
   ml::PostTransform post_transform = ml::PostTransform::kNone;
   BinaryForm form = BinaryForm::kMulticlass;  // derived from the weights (see the file comment)
@@ -41,14 +42,14 @@ class TreeEnsembleClassifierOp final : public Op {
     GB_ASSIGN_OR_RETURN(const Tensor* x, require_input(ctx, 0, "X"));
     GB_ASSIGN_OR_RETURN(ml::FloatMatrix m, ml::input_as_float_matrix(ctx, *x, "X"));
     const int64_t k = static_cast<int64_t>(a_.labels.size());
-    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kInt64, {m.rows}));
+    GB_ASSIGN_OR_RETURN(ml::LabelOutput y, ml::LabelOutput::begin(ctx, a_.label_strings, m.rows));
     GB_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DataType::kFloat32, {m.rows, k}));
     std::vector<double> scores;
     GB_RETURN_IF_ERROR(runner_.run(ctx, m, Aggregate::kSum, scores));
-    int64_t* py = y->mutable_data<int64_t>();
+    int64_t* py = y.ids();
     float* pz = z->mutable_data<float>();
     for (int64_t r = 0; r < m.rows; ++r) py[r] = finish_row(scores.data() + r * k, pz + r * k);
-    return {};
+    return y.finish(ctx);
   }
 
   std::string load_decision() const override { return "tree layout: " + runner_.forest().describe(); }
@@ -142,14 +143,13 @@ Result<std::unique_ptr<Op>> create_ml_TreeEnsembleClassifier(const graph::Node& 
              "nodes_featureids", "nodes_hitrates", "nodes_hitrates_as_tensor", "nodes_missing_value_tracks_true",
              "nodes_modes", "nodes_nodeids", "nodes_treeids", "nodes_truenodeids", "nodes_values",
              "nodes_values_as_tensor", "post_transform"}));
-  GB_RETURN_IF_ERROR(ml::refuse_present(node, {"classlabels_strings"},
-                                        "string class labels need string tensors, which glassbox does not have; "
-                                        "export integer labels (classlabels_int64s)"));
   GB_RETURN_IF_ERROR(ml::refuse_present(node, {"base_values_as_tensor", "class_weights_as_tensor"},
                                         "double-precision values are not supported; export float attributes"));
   TreeEnsembleClassifierAttrs a;
-  GB_ASSIGN_OR_RETURN(a.labels, ml::attr_ints_or_empty(node, "classlabels_int64s"));
-  if (a.labels.size() < 2) return ml::bad_attr("classlabels_int64s must list at least 2 classes");
+  GB_ASSIGN_OR_RETURN(ml::ClassLabels labels, ml::parse_class_labels(node, "classlabels_int64s"));
+  a.labels = std::move(labels.ids);
+  a.label_strings = std::move(labels.strings);
+  if (a.labels.size() < 2) return ml::bad_attr("classlabels_int64s (or classlabels_strings) must list at least 2 classes");
   GB_ASSIGN_OR_RETURN(a.base_values, ml::attr_floats_or_empty(node, "base_values"));
   GB_ASSIGN_OR_RETURN(a.post_transform, ml::parse_post_transform(node));
   if (a.post_transform == ml::PostTransform::kProbit) return ml::refuse_probit();

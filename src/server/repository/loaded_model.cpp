@@ -37,6 +37,12 @@ Result<std::vector<NamedTensor>> warm_up_inputs(const Session& s) {
       return make_error(ErrorCode::kUnsupported, "input '" + in.name + "' has no tensor shape to warm up with", "warm-up");
     Shape shape;
     for (int64_t d : in.dims) shape.push_back(d < 0 ? 1 : d);  // symbolic dims: 1 (zeros are valid ids and values)
+    if (in.dtype == DataType::kString) {  // empty strings: an unknown category, valid input for every string op
+      GB_ASSIGN_OR_RETURN(int64_t n, shape_numel(shape));
+      GB_ASSIGN_OR_RETURN(Tensor s, Tensor::strings(shape, std::vector<std::string>(static_cast<size_t>(n))));
+      feeds.push_back({in.name, std::move(s)});
+      continue;
+    }
     GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(in.dtype, shape));
     feeds.push_back({in.name, std::move(t)});
   }
@@ -110,6 +116,16 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
     if (engine.precision) session.precision = *engine.precision;
     auto s = Session::load((std::filesystem::path(dir) / "model.onnx").string(), session);
     if (!s.ok()) return scrubbed(s.error(), dir, where);
+    // OIP v2 carries tensors: a sequence-of-maps output (ZipMap) is refused with the alternative (docs/ml.md).
+    for (const auto& o : s->outputs())
+      if (o.type != ValueType::kTensor)
+        return scrubbed(make_error(ErrorCode::kUnsupported,
+                                   "output '" + o.name + "' is a " + o.type_note +
+                                       "; the OIP v2 protocol carries tensors only, so this model cannot be served",
+                                   "model.onnx",
+                                   "export the model without ZipMap (skl2onnx: options={'zipmap': False}; the probabilities "
+                                   "tensor before ZipMap holds the same numbers), or read the maps with `glassbox run`"),
+                        dir, where);
     m->kind = ModelKind::kTensor;
     m->session.emplace(std::move(s).value());
     for (const auto& i : m->session->inputs()) m->inputs.push_back(to_oip(i));

@@ -186,8 +186,6 @@ Result<std::vector<NamedTensor>> tensor_feeds(const LoadedModel& m, InferRequest
       return make_error(ErrorCode::kInvalidArgument,
                         "input '" + t.name + "' is " + t.datatype + " but the model declares " + oip_datatype_name(spec->dtype),
                         "inputs");
-    if (t.datatype == "BYTES")
-      return make_error(ErrorCode::kUnsupported, "BYTES tensors are not supported by the engine", "inputs '" + t.name + "'");
     if (spec->has_shape) {
       bool ok = spec->dims.size() == t.shape.size();
       for (size_t d = 0; ok && d < t.shape.size(); ++d) ok = spec->dims[d] < 0 || spec->dims[d] == t.shape[d];
@@ -197,6 +195,11 @@ Result<std::vector<NamedTensor>> tensor_feeds(const LoadedModel& m, InferRequest
                           "input '" + t.name + "' has shape " + shape_to_string(t.shape) + " but the model declares " +
                               shape_to_string(declared) + " (-1 = any)", "inputs");
       }
+    }
+    if (t.datatype == "BYTES") {  // a string tensor (categories, labels): the strings as sent, row-major
+      auto s = Tensor::strings(t.shape, std::move(t.bytes));
+      if (!s.ok()) return std::move(s).take_error().with_where("input '" + t.name + "'");
+      t.tensor = std::move(s).value();
     }
     feeds.push_back({t.name, std::move(t.tensor)});
   }
@@ -219,7 +222,9 @@ void infer_tensor(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, Infe
     if (!r.ok()) return respond(error_response(r.error(), m.get()));
     std::vector<OipTensor> outs;
     for (auto& o : *r) {
-      OipTensor t{o.name, oip_datatype_name(o.tensor.dtype()), o.tensor.shape(), std::move(o.tensor), {}};
+      OipTensor t{o.name, oip_datatype_name(o.tensor.dtype()), o.tensor.shape(), {}, {}};
+      if (const std::string* s = o.tensor.string_data()) t.bytes.assign(s, s + o.tensor.numel());  // BYTES
+      else t.tensor = std::move(o.tensor);
       outs.push_back(std::move(t));
     }
     answer(respond, *m, *shared_req, std::move(outs), nlohmann::json::object(), 0);

@@ -1,7 +1,8 @@
 // Tensor requests batched along their first dimension: consecutive requests for one model
 // whose inputs agree in every dimension but the first, where the model declares that first
 // dimension symbolic, run as one engine run (up to max_batch_size rows) and their outputs are
-// split back by rows. Anything else runs alone.
+// split back by rows. Anything else runs alone, as do models with string inputs or outputs
+// (their rows are not bytes to copy).
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -22,11 +23,13 @@ int64_t batch_rows(const LoadedModel& m, const std::vector<NamedTensor>& feeds) 
     const auto& specs = m.session->inputs();
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == f.name; });
     if (spec == specs.end() || !spec->has_shape || spec->dims.empty() || spec->dims[0] >= 0 || f.tensor.rank() == 0) return -1;
+    if (f.tensor.dtype() == DataType::kString) return -1;
     if (rows >= 0 && f.tensor.shape()[0] != rows) return -1;
     rows = f.tensor.shape()[0];
   }
   for (const auto& o : m.session->outputs())
-    if (!o.has_shape || o.dims.empty() || o.dims[0] >= 0) return -1;  // outputs must carry the batch dimension too
+    if (!o.has_shape || o.dims.empty() || o.dims[0] >= 0 || o.dtype == DataType::kString)
+      return -1;  // outputs must carry the batch dimension too, in bytes
   return rows;
 }
 
