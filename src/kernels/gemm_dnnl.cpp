@@ -18,11 +18,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <unordered_map>
 #include <cstring>
+#include <sstream>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -126,6 +128,43 @@ Cache& cache() {
   return c;
 }
 
+dnnl::primitive_attr base_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// The weights layout oneDNN wants for a [K, n] block at a typical row count (products with
+// other row counts are created with the same weights layout, gemm_f32_packed), interned:
+// same desc, same layout id. Memoized by (K, n, type): a primitive descriptor per block
+// costs ~0.1 ms, BERT-base has hundreds of blocks of three shapes.
+void set_block_layout(int64_t K, dt type, PackedGemmB::Block& blk) {
+  constexpr int64_t kLayoutRows = 128;
+  static std::map<std::vector<int64_t>, int> by_shape;
+  Cache& c = cache();
+  const std::vector<int64_t> shape{K, blk.n, static_cast<int64_t>(type)};
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = by_shape.find(shape);
+    if (it != by_shape.end()) {
+      blk.layout = it->second;
+      blk.desc = c.layouts[static_cast<size_t>(it->second)];
+      return;
+    }
+  }
+  single_threaded_onednn();
+  auto a = matrix2d(kLayoutRows, K, K, type);
+  auto w_any = dnnl::memory::desc(dims{K, blk.n}, type, dnnl::memory::format_tag::any);
+  auto cd = matrix2d(kLayoutRows, blk.n, blk.n);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w_any, cd), base_attr(), engine());
+  blk.desc = pd.weights_desc();
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto it = std::find(c.layouts.begin(), c.layouts.end(), blk.desc);
+  blk.layout = static_cast<int>(it - c.layouts.begin());
+  if (it == c.layouts.end()) c.layouts.push_back(blk.desc);
+  by_shape.emplace(shape, blk.layout);
+}
+
 // Bound on cached primitives; dynamic shapes (sequence length) create new ones.
 constexpr size_t kMaxCachedPrimitives = 2048;
 
@@ -141,12 +180,6 @@ Entry get_primitive(const Key& key, Make make) {
   if (c.primitives.size() >= kMaxCachedPrimitives) c.primitives.clear();
   c.primitives.emplace(key, e);
   return e;
-}
-
-dnnl::primitive_attr base_attr() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
 }
 
 void execute(const Entry& e, std::unordered_map<int, dnnl::memory> args) {
@@ -231,22 +264,7 @@ std::shared_ptr<const PackedGemmB> pack_gemm_b(int64_t K, int64_t N, bool trans_
   int64_t nb = 256;
   while (nb > 64 && (N + nb - 1) / nb < 3 * threads) nb /= 2;
   for (int64_t n0 = 0; n0 < N; n0 += nb) p->blocks.push_back({n0, std::min(nb, N - n0), -1, {}, {}});
-  // The layout oneDNN wants for this block at a typical row count; products with other
-  // row counts are created with the same weights layout (gemm_f32_packed).
-  constexpr int64_t kLayoutRows = 128;
-  Cache& c = cache();
-  for (auto& blk : p->blocks) {
-    single_threaded_onednn();
-    auto a = matrix2d(kLayoutRows, K, K, type);
-    auto w_any = dnnl::memory::desc(dims{K, blk.n}, type, dnnl::memory::format_tag::any);
-    auto cd = matrix2d(kLayoutRows, blk.n, blk.n);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w_any, cd), base_attr(), engine());
-    blk.desc = pd.weights_desc();
-    std::lock_guard<std::mutex> lock(c.mu);
-    auto it = std::find(c.layouts.begin(), c.layouts.end(), blk.desc);
-    blk.layout = static_cast<int>(it - c.layouts.begin());
-    if (it == c.layouts.end()) c.layouts.push_back(blk.desc);
-  }
+  for (auto& blk : p->blocks) set_block_layout(K, type, blk);
   auto reorder_block = [&](int64_t i0, int64_t i1) {
     single_threaded_onednn();
     for (int64_t i = i0; i < i1; ++i) {
@@ -288,6 +306,82 @@ std::shared_ptr<const PackedGemmB> pack_gemm_b(int64_t K, int64_t N, bool trans_
 
 int64_t packed_gemm_b_bytes(const PackedGemmB& b) { return b.bytes; }
 PackedPrecision packed_gemm_b_precision(const PackedGemmB& b) { return b.precision; }
+
+// Meta text: "gemm_b v1 K N precision blocks" then " n0:n:bytes" per block.
+PackedBytes packed_gemm_b_to_bytes(std::shared_ptr<const PackedGemmB> b) {
+  PackedBytes out;
+  out.meta = "gemm_b v1 " + std::to_string(b->K) + " " + std::to_string(b->N) + " " +
+             std::to_string(static_cast<int>(b->precision)) + " " + std::to_string(b->blocks.size());
+  for (const auto& blk : b->blocks) {
+    const size_t bytes = blk.desc.get_size();
+    out.meta += " " + std::to_string(blk.n0) + ":" + std::to_string(blk.n) + ":" + std::to_string(bytes);
+    out.segments.emplace_back(static_cast<const std::byte*>(blk.data.get()), bytes);
+  }
+  out.owner = std::move(b);
+  return out;
+}
+
+std::shared_ptr<const PackedGemmB> packed_gemm_b_from_bytes(int64_t K, int64_t N, PackedPrecision precision,
+                                                            const PackedBytes& bytes, std::string* why) {
+  auto refuse = [&](const std::string& w) -> std::shared_ptr<const PackedGemmB> {
+    *why = w;
+    return nullptr;
+  };
+  std::istringstream in(bytes.meta);
+  std::string kind, version;
+  int64_t k = 0, n = 0, prec = -1, count = -1;
+  in >> kind >> version >> k >> n >> prec >> count;
+  if (!in || kind != "gemm_b" || version != "v1") return refuse("not a gemm_b v1 packing: '" + bytes.meta.substr(0, 40) + "'");
+  if (k != K || n != N || prec != static_cast<int>(precision))
+    return refuse("packed for [" + std::to_string(k) + ", " + std::to_string(n) + "] precision " + std::to_string(prec));
+  if (count < 0 || static_cast<size_t>(count) != bytes.segments.size()) return refuse("block count differs from its segments");
+  auto p = std::make_shared<PackedGemmB>();
+  p->K = K;
+  p->N = N;
+  p->precision = precision;
+  const dt type = packed_type(precision);
+  int64_t next = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    PackedGemmB::Block blk;
+    int64_t size = -1;
+    char c1 = 0, c2 = 0;
+    in >> blk.n0 >> c1 >> blk.n >> c2 >> size;
+    if (!in || c1 != ':' || c2 != ':' || blk.n0 != next || blk.n <= 0 || blk.n0 + blk.n > N)
+      return refuse("block " + std::to_string(i) + " does not tile [0, N)");
+    next = blk.n0 + blk.n;
+    set_block_layout(K, type, blk);
+    const auto& seg = bytes.segments[static_cast<size_t>(i)];
+    if (static_cast<size_t>(size) != blk.desc.get_size() || seg.size() != blk.desc.get_size())
+      return refuse("block " + std::to_string(i) + " holds " + std::to_string(seg.size()) + " bytes, this oneDNN layout " +
+                    std::to_string(blk.desc.get_size()));
+    if (reinterpret_cast<uintptr_t>(seg.data()) % 64 != 0) return refuse("block " + std::to_string(i) + " is not 64-byte aligned");
+    // Read-only memory of the mapped file, alive with the owner: oneDNN only reads weights.
+    blk.data = std::shared_ptr<void>(std::const_pointer_cast<void>(bytes.owner), const_cast<std::byte*>(seg.data()));
+    p->bytes += static_cast<int64_t>(seg.size());
+    p->blocks.push_back(std::move(blk));
+  }
+  if (next != N) return refuse("blocks cover " + std::to_string(next) + " of " + std::to_string(N) + " columns");
+  return p;
+}
+
+std::string packed_layout_cpu_key() {
+  const dnnl_version_t* v = dnnl_version();
+  char isa[32];
+  std::snprintf(isa, sizeof isa, "0x%x", static_cast<unsigned>(dnnl::get_effective_cpu_isa()));
+  std::string key = "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+                    " (" + v->hash + "); isa " + isa + "; cpu";
+#define GB_CPU_FEATURE(name) \
+  if (__builtin_cpu_supports(name)) key += " " name;
+  GB_CPU_FEATURE("avx2")
+  GB_CPU_FEATURE("fma")
+  GB_CPU_FEATURE("avx512f")
+  GB_CPU_FEATURE("avx512bw")
+  GB_CPU_FEATURE("avx512vl")
+  GB_CPU_FEATURE("avx512vnni")
+  GB_CPU_FEATURE("avx512bf16")
+#undef GB_CPU_FEATURE
+  return key;
+}
 
 const char* gemm_bf16_implementation() {
   static const std::string name = [] {
