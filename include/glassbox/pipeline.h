@@ -48,6 +48,7 @@ struct PipelineOptions {
   std::optional<std::string> truncation;       // override: "none" | "longest_first" | "only_first" | "only_second"
   std::optional<int64_t> batch_size;           // override of glassbox.json batch_size
   std::optional<Precision> precision;          // override of glassbox.json precision (flag --precision)
+  std::optional<std::string> weights_cache;    // override of glassbox.json weights_cache (flag --weights-cache; "" = off)
 };
 
 struct PipelineInput {
