@@ -308,6 +308,7 @@ class WeightsCache final : public ops::PackedBlobStore {
     struct stat st {};
     Header h{};
     if (::fstat(fd, &st) != 0) return (stale = errno_text("cannot stat", file_)), false;
+    found_ = {st.st_dev, st.st_ino};  // if unusable, a writer must replace this file, never keep it
     const uint64_t size = static_cast<uint64_t>(st.st_size);
     if (size < sizeof h || !read_all(fd, &h, sizeof h, 0)) return (stale = "truncated: " + std::to_string(size) + " bytes, no header"), false;
     if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return (stale = "not a glassbox weights cache file (bad magic)"), false;
@@ -437,13 +438,14 @@ class WeightsCache final : public ops::PackedBlobStore {
   }
 
   // A writer that held the lock before us may have written the same key: no need to write it again.
+  // Never the file this session found unusable (its key may match while its payload is corrupt).
   bool existing_file_matches(const json& key) {
     const int fd = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     Header h{};
     bool same = false;
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && read_all(fd, &h, sizeof h, 0) && std::memcmp(h.magic, kMagic, 8) == 0 &&
+    if (::fstat(fd, &st) == 0 && std::make_pair(st.st_dev, st.st_ino) != found_ && read_all(fd, &h, sizeof h, 0) && std::memcmp(h.magic, kMagic, 8) == 0 &&
         h.format_version == kWeightsCacheFormatVersion && h.payload_offset + h.payload_bytes == static_cast<uint64_t>(st.st_size) &&
         h.index_bytes < (uint64_t{1} << 30)) {
       std::string text(h.index_bytes, '\0');
@@ -538,6 +540,7 @@ class WeightsCache final : public ops::PackedBlobStore {
   std::vector<ModelFile> files_;
   json key_, model_stat_;
   bool writable_ = false;
+  std::pair<dev_t, ino_t> found_{0, 0};  // device and inode of the file found at load (0, 0: none)
 
   std::mutex mu_;
   std::condition_variable written_cv_;
