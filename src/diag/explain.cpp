@@ -94,7 +94,7 @@ const std::vector<Field<SessionOptions>>& session_fields() {
       {"weights_cache", [](const SessionOptions& o) { return o.weights_cache.empty() ? std::string("off") : o.weights_cache; },
        [](SessionOptions& o, const json& j) { o.weights_cache = j.is_null() ? std::string() : j.get<std::string>(); },
        "off: the cache writes the packed weights (~ the model's size) to a directory only you can choose; "
-       "with a directory, later loads map them instead of packing (~2/3 of a cold start)",
+       "with a directory, later loads map them instead of packing (~2/3 of the first run)",
        "the directory fills with one file per model and precision (replaced, never accumulated, when the model, "
        "engine or CPU changes); a file is used only when its key and every checksum match"},
   };
