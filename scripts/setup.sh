@@ -7,7 +7,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build pkg-config git
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
-  libdnnl-dev libopenblas-dev
+  libdnnl-dev libopenblas-dev libssl-dev
   libpcre2-dev libicu-dev
   nlohmann-json3-dev libcli11-dev libspdlog-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -17,11 +17,15 @@ sequences/s over ORT's (higher is better).
 p50 <= 0.5x, var8 throughput >= 3x, and the error column is then the accuracy cost (<= 2e-2);
 --precision int8-dynamic likewise, with p50 <= 0.3x.
 --cases / --cold-runs 0 shorten a run on a loaded machine (the table says which cases ran).
+--weights-cache DIR (issue #17) adds to every cold-start round two glassbox runs with the packed-weights cache:
+"cold cache" (DIR emptied first: packs, then writes the file before the process exits) and "warm cache" (maps
+the file the previous run wrote), each with the process's peak RSS (wait4), and records a cold-start table.
 """
 import argparse
 import datetime
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,7 +38,9 @@ MODELS = {  # name: (vocab, has token_type_ids)
     "bert_base_op14": (30522, True),
     "distilbert_base_op14": (30522, False),
     "minilm_l6_op14": (30522, True),
+    "bert_base_cls_op14": (30522, True),  # BERT-base with a 2-label head (cold start with the weights cache, issue #17)
 }
+DEFAULT_MODELS = ["bert_base_op14", "distilbert_base_op14", "minilm_l6_op14"]
 GOALS = {"p50": 0.75, "p95": 0.80, "throughput": 1.6, "cold": 0.10, "rss": 0.60, "rel_err": 1e-4}
 GOALS_BF16 = {"p50": 0.5, "p95": 0.80, "throughput": 3.0, "cold": 0.10, "rss": 0.60, "rel_err": 2e-2}
 # int8-dynamic (issue #17 goal: p50 <= 0.3x ORT fp32 "with the accuracy report"): the error column's goal is
@@ -70,6 +76,24 @@ def run_json(cmd):
     return json.loads(out[out.index("{"):]), wall
 
 
+def run_json_rss(cmd):
+    """run_json, plus the child's peak RSS in MiB (ru_maxrss of exactly this process, from wait4)."""
+    import tempfile
+    with tempfile.TemporaryFile(mode="w+") as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+        out = p.stdout.read()
+        _, status, ru = os.wait4(p.pid, 0)  # reap it here (not Popen) to get its own rusage
+        wall = (time.perf_counter() - t0) * 1e3
+        p.returncode = os.waitstatus_to_exitcode(status)
+        p.stdout.close()
+        if p.returncode != 0:
+            err.seek(0)
+            sys.exit(f"command failed ({p.returncode}): {' '.join(cmd)}\n{err.read()[-3000:]}")
+    out = out.strip()
+    return json.loads(out[out.index("{"):]), wall, ru.ru_maxrss / 1024
+
+
 def compare(gb_dir, ort_dir, mask):
     """Max |gb - ort| / max |ort| per output (normwise relative), over real tokens for [batch, seq, ...] outputs."""
     worst = 0.0
@@ -91,7 +115,7 @@ def compare(gb_dir, ort_dir, mask):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--glassbox", required=True, help="the glassbox binary")
-    ap.add_argument("--models", nargs="*", default=list(MODELS))
+    ap.add_argument("--models", nargs="*", default=DEFAULT_MODELS, choices=list(MODELS))
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "tests", "data", "generated"))
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "vs_ort"))
     ap.add_argument("--threads", type=int, default=2)
@@ -104,6 +128,9 @@ def main():
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "int8-dynamic"],
                     help="glassbox's SessionOptions::precision (ORT always runs the fp32 model as exported)")
     ap.add_argument("--cases", nargs="*", default=["b1x128", "var8"], choices=["b1x128", "var8"])
+    ap.add_argument("--weights-cache", default="",
+                    help="also time cold starts with glassbox's packed-weights cache in this directory (emptied: cold "
+                         "cache; then reused: warm cache)")
     a = ap.parse_args()
     if a.precision != "fp32":
         a.glassbox_args = (a.glassbox_args + " --precision " + a.precision).strip()
@@ -153,20 +180,38 @@ def main():
             rows.append(row)
             print_row(row)
             continue
+        cache_runs = {"ort": [], "gb": [], "gb_cold_cache": [], "gb_warm_cache": []}  # (wall ms, peak RSS MiB)
         for _ in range(a.cold_runs):
             cmd = ["node", node_script, model, "--threads", str(a.threads), "--cold"]
             for spec in b1:
                 cmd += ["--input", spec]
-            ort_cold.append(run_json(cmd)[1])
+            _, ms, rss = run_json_rss(cmd)
+            ort_cold.append(ms)
+            cache_runs["ort"].append((ms, rss))
             cmd = [a.glassbox, "run", model, "--threads", str(a.threads), "--output-dir",
                    os.path.join(a.work, f"{name}.cold")] + [x for spec in b1 for x in ("--input", spec)]
             cmd += [x for x in a.glassbox_args.split() if x]
-            gb_cold.append(run_json(cmd)[1])
+            _, ms, rss = run_json_rss(cmd)
+            gb_cold.append(ms)
+            cache_runs["gb"].append((ms, rss))
+            if a.weights_cache:
+                shutil.rmtree(a.weights_cache, ignore_errors=True)
+                for kind in ("gb_cold_cache", "gb_warm_cache"):
+                    j, ms, rss = run_json_rss(cmd + ["--weights-cache", a.weights_cache])
+                    want = "hit" if kind == "gb_warm_cache" else "miss"
+                    if j["weights_cache"]["state"] != want:
+                        sys.exit(f"{kind}: weights cache state {j['weights_cache']['state']}, expected {want}: "
+                                 f"{j['weights_cache']['reason']}")
+                    cache_runs[kind].append((ms, rss))
         row["cold"] = {"ort_ms": statistics.median(ort_cold), "gb_ms": statistics.median(gb_cold)}
+        if a.weights_cache:
+            row["cold_cache"] = {k: (statistics.median(x[0] for x in v), max(x[1] for x in v)) for k, v in cache_runs.items()}
         rows.append(row)
         print_row(row)
     load_after = os.getloadavg()
     table = render(rows, a, commit, load_before, load_after, time.time() - started, var_lengths)
+    if a.weights_cache:
+        table += render_cold_cache(rows, a)
     print("\n" + table)
     if not a.no_record:
         with open(os.path.join(ROOT, "docs", "benchmarks.md"), "a") as f:
@@ -234,6 +279,29 @@ def render(rows, a, commit, la0, la1, secs, var_lengths):
     for r in rows:
         prof = ", ".join(f"{p['op_type']} {p['ms']:.1f}" for p in r["b1x128"]["gb"].get("profile_top10", [])[:6])
         lines.append(f"- {r['model']}: {prof}")
+    return "\n".join(lines) + "\n"
+
+
+def render_cold_cache(rows, a):
+    """Cold start (process start -> first result -> exit) with the packed-weights cache, same rounds as "cold"."""
+    lines = ["", f"Cold start with the packed-weights cache (`glassbox run ... --weights-cache DIR`; median of "
+                 f"{a.cold_runs} interleaved rounds: ORT, glassbox without cache, with an emptied cache (packs and "
+                 f"writes the file before exiting), with the file the previous run wrote; peak RSS = max over rounds, "
+                 f"ru_maxrss of each process from wait4):", "",
+             "| model | ORT ms | gb no cache ms (ratio) | gb cold cache ms (ratio) | gb warm cache ms (ratio, goal ≤ 0.1) | "
+             "peak RSS MiB ORT / gb no cache / cold cache / warm cache | warm-cache RSS ratio (≤ 0.6) |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        c = r.get("cold_cache")
+        if not c:
+            continue
+        o = c["ort"][0]
+        w = c["gb_warm_cache"][0] / o
+        rss = c["gb_warm_cache"][1] / c["ort"][1]
+        lines.append(f"| {r['model']} | {o:.0f} | {c['gb'][0]:.0f} ({c['gb'][0] / o:.2f}) | "
+                     f"{c['gb_cold_cache'][0]:.0f} ({c['gb_cold_cache'][0] / o:.2f}) | {c['gb_warm_cache'][0]:.0f} "
+                     f"({w:.2f} {mark(w <= GOALS['cold'])}) | {c['ort'][1]:.0f} / {c['gb'][1]:.0f} / "
+                     f"{c['gb_cold_cache'][1]:.0f} / {c['gb_warm_cache'][1]:.0f} | {rss:.2f} {mark(rss <= GOALS['rss'])} |")
     return "\n".join(lines) + "\n"
 
 

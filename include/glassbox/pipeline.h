@@ -51,6 +51,7 @@ struct PipelineOptions {
   // Where `precision` came from, as explain shows it: "flag --precision" (run, classify, serve)
   // or "serve --config file" (a server config file's session.precision).
   std::string precision_source = "flag --precision";
+  std::optional<std::string> weights_cache;    // override of glassbox.json weights_cache (flag --weights-cache; "" = off)
 };
 
 struct PipelineInput {

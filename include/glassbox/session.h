@@ -72,6 +72,29 @@ struct SessionOptions {
   // onnxruntime); bf16 and int8-dynamic trade accuracy for speed and must be chosen, with
   // evidence from `glassbox accuracy`. See Precision.
   Precision precision = Precision::kFp32;
+  // Packed-weights cache directory; "" = off. When set, the weights packed for GEMM (fp32
+  // blocked, bf16, int8) are written there after the first run, one file per model and
+  // precision, and later loads map that file read-only instead of packing again (a stale,
+  // truncated or corrupt file is detected and rebuilt; see docs/runtime.md). Off by default:
+  // it writes hundreds of MB to a place only the user can choose.
+  std::string weights_cache;
+};
+
+// What the packed-weights cache did for one session (SessionOptions::weights_cache).
+struct WeightsCacheReport {
+  std::string file;            // the cache file; "" when off
+  std::string state = "off";   // off | hit | miss | rebuilt | unavailable
+  std::string reason;          // miss: no file yet; rebuilt: what was stale or corrupt; unavailable: the error
+  std::string model_hash;      // "sha256:<hex>" of the model file once known
+  std::string model_hash_how;  // "hashed in N ms" | "stat unchanged since it was hashed" | "" (not yet)
+  int64_t packings = 0;        // packings in the file (hit) or written (miss/rebuilt)
+  int64_t bytes = 0;           // their payload bytes
+  double open_ms = 0;          // finding, checking (header, key, checksums) and mapping the file at load
+  int64_t used = 0;            // packings served from the file so far
+  int64_t refused = 0;         // packings found in the file but refused by their kind (packed again)
+  std::string refused_why;     // the first refusal's reason
+  int64_t not_in_file = 0;     // packings made after the file was written or read (not cached)
+  std::string write;           // "" | "pending: after the first run" | "written: ..." | "skipped: ..." | "failed: ..."
 };
 
 // What an observer sees after each node ran.
@@ -170,6 +193,9 @@ class Session {
   size_t node_count() const;  // after load-time passes
   // Choices ops made at load (e.g. a tree ensemble's memory layout), one per node that made one.
   std::vector<OpDecision> op_decisions() const;
+  // The packed-weights cache's state (SessionOptions::weights_cache). wait_for_write: first
+  // wait until a cache file being written in the background is finished (tests, explain).
+  WeightsCacheReport weights_cache_report(bool wait_for_write = false) const;
 
   // Runs the model. Inputs are matched by name; every model input must be given,
   // with the declared dtype, rank and fixed dims. Outputs come back in model

@@ -27,6 +27,14 @@ inline CLI::Option* add_precision_option(CLI::App* cmd, std::string& target) {
       ->check([](const std::string& v) { return parse_precision(v).ok() ? std::string() : parse_precision(v).error().to_string(); });
 }
 
+// --weights-cache DIR (SessionOptions::weights_cache): the packed-weights cache directory.
+inline CLI::Option* add_weights_cache_option(CLI::App* cmd, std::string& target) {
+  return cmd->add_option("--weights-cache", target,
+                         "DIR: write the packed GEMM weights there after the first run and map them on later loads "
+                         "(a stale or corrupt file is rebuilt; `glassbox explain --weights-cache DIR MODEL` shows hit/miss) "
+                         "(default: off)");
+}
+
 inline Precision precision_or_fail(const std::string& verb, const std::string& text) {
   auto p = parse_precision(text);
   if (!p.ok()) fail(verb, p.error());

@@ -23,6 +23,7 @@ struct BenchArgs {
   bool unpad_serial = false;
   bool copy_initializers = false;  // SessionOptions::map_initializers = false
   std::string precision = "fp32";
+  std::string weights_cache;  // "" = off
 };
 
 // Writes the last timed run's outputs as output_<i>.npy (for comparisons with a peer).
@@ -47,6 +48,7 @@ void bench_command(const BenchArgs& a) {
   opts.disabled_passes = a.disabled_passes;
   opts.map_initializers = !a.copy_initializers;
   opts.precision = cli::precision_or_fail("bench", a.precision);
+  opts.weights_cache = a.weights_cache;
   diag::BenchOptions bench = a.bench;
   if (!a.unpad_mask.empty()) {
     bench.unpadded = true;
@@ -125,6 +127,7 @@ void add_bench_command(CLI::App& app) {
                 "with --unpad-mask: one sequence at a time on all threads instead of one sequence per thread "
                 "(default: off)");
   glassbox::cli::add_precision_option(cmd, a->precision);
+  glassbox::cli::add_weights_cache_option(cmd, a->weights_cache);
   cmd->add_flag("--json", a->json, "print the stable JSON report (schema glassbox.bench/1; default: text)");
   cmd->callback([a] { bench_command(*a); });
 }

@@ -14,6 +14,7 @@ struct ExplainArgs {
   std::string model, config;
   std::optional<int> threads, opt_level;
   std::string precision;  // empty: not given
+  std::optional<std::string> weights_cache;
   bool markdown = false, json = false;
   bool serve = false;
 };
@@ -69,6 +70,11 @@ void explain_command(const ExplainArgs& a) {
     opts.session.precision = cli::precision_or_fail("explain", a.precision);
     opts.sources["session.precision"] = "flag";
   }
+  if (a.weights_cache) {
+    opts.session.weights_cache = *a.weights_cache;
+    opts.sources["session.weights_cache"] = "flag";
+  }
+  WeightsCacheReport cache;  // what this load found in the packed-weights cache
   std::vector<Derivation> decisions;  // a model directory: the pipeline decisions and where each came from
   std::vector<OpDecision> op_choices;  // what ops chose at load (tree layouts), with why
   std::error_code ec;
@@ -76,19 +82,23 @@ void explain_command(const ExplainArgs& a) {
     PipelineOptions po;
     po.session = opts.session;
     if (!a.precision.empty()) po.precision = opts.session.precision;
+    if (a.weights_cache) po.weights_cache = *a.weights_cache;
     auto pipeline = Pipeline::load(a.model, po);
     if (!pipeline.ok()) cli::fail("explain", pipeline.error());
     opts.session = pipeline->session().options();
     decisions = pipeline->derivations();
     for (const auto& d : decisions)  // glassbox.json may declare the precision
-      if (d.field == "precision" && d.source == "glassbox.json") opts.sources["session.precision"] = "file (glassbox.json)";
+      if ((d.field == "precision" || d.field == "weights_cache") && d.source == "glassbox.json")
+        opts.sources["session." + d.field] = "file (glassbox.json)";
     op_choices = pipeline->session().op_decisions();
+    cache = pipeline->session().weights_cache_report();
   } else if (!a.model.empty()) {
     // Loading resolves derived values (threads = 0 -> physical cores) exactly as `run` would.
     auto session = Session::load(a.model, opts.session);
     if (!session.ok()) cli::fail("explain", session.error());
     opts.session = session->options();
     op_choices = session->op_decisions();
+    cache = session->weights_cache_report();
   }
   auto rows = diag::explain_options(opts);
   auto process = diag::explain_process_options();
@@ -103,6 +113,8 @@ void explain_command(const ExplainArgs& a) {
     for (const auto& d : decisions) std::cout << "| " << d.field << " | " << d.value << " | " << d.source << " |\n";
     if (!op_choices.empty()) std::cout << "\n| node | op | chosen at load |\n|---|---|---|\n";
     for (const auto& d : op_choices) std::cout << "| " << d.node << " | " << d.op_type << " | " << d.decision << " |\n";
+    const std::string c = diag::weights_cache_to_text(cache);
+    if (!c.empty()) std::cout << "\nweights cache (this load):\n\n```\n" << c << "```\n";
   } else if (a.json) {
     auto j = diag::explain_to_json(rows);
     if (!decisions.empty()) {
@@ -114,6 +126,7 @@ void explain_command(const ExplainArgs& a) {
       for (const auto& d : op_choices) j["op_decisions"].push_back({{"node", d.node}, {"op_type", d.op_type}, {"decision", d.decision}});
     }
     if (a.model.empty()) j["default_model"] = default_model_json();
+    else if (cache.state != "off" || !cache.reason.empty()) j["weights_cache"] = diag::weights_cache_to_json(cache);
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << diag::explain_to_text(rows);
@@ -122,6 +135,8 @@ void explain_command(const ExplainArgs& a) {
     for (const auto& d : decisions) std::cout << "  " << d.field << " = " << d.value << "  [" << d.source << "]\n";
     if (!op_choices.empty()) std::cout << "\nchosen at load (" << a.model << ")\n";
     for (const auto& d : op_choices) std::cout << "  " << d.node << " (" << d.op_type << "): " << d.decision << "\n";
+    const std::string c = diag::weights_cache_to_text(cache);
+    if (!c.empty()) std::cout << "\nweights cache (this load of " << a.model << ")\n" << c;
   }
 }
 
@@ -139,6 +154,9 @@ void add_explain_command(CLI::App& app) {
   cmd->add_option("--opt-level", a->opt_level, "as `run --opt-level` (default: option default)");
   glassbox::cli::add_precision_option(cmd, a->precision)
       ->description("as `run --precision`; with a model, lists the ops that run in bf16 / int8 (default: option default)");
+  cmd->add_option("--weights-cache", a->weights_cache,
+                  "as `run --weights-cache`; with a model, shows whether this load hit, missed or rebuilt the cache "
+                  "and why (default: option default, or glassbox.json)");
   auto* md = cmd->add_flag("--markdown", a->markdown, "write the table as Markdown (docs/decisions.md is generated this way)");
   cmd->add_flag("--serve", a->serve, "also print the options of `glassbox serve` (a --config file may then hold \"server\")");
   cmd->add_flag("--json", a->json, "print JSON (schema glassbox.explain/1)")->excludes(md);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/cli_common.h"
+#include "diag/explain.h"
 #include "glassbox/session.h"
 #include "runtime/numerics.h"
 #include "runtime/tensor_io.h"
@@ -23,6 +24,7 @@ struct RunArgs {
   int64_t memory_limit = glassbox::SessionOptions{}.memory_limit_bytes;
   bool log_passes = false;
   std::string precision = "fp32";
+  std::string weights_cache;  // "" = off
 };
 
 // Strings are written as JSON strings (invalid UTF-8 replaced by U+FFFD: they are labels and categories).
@@ -84,6 +86,7 @@ void run_command(const RunArgs& a) {
   opts.memory_limit_bytes = a.memory_limit;
   opts.log_passes = a.log_passes;
   opts.precision = cli::precision_or_fail("run", a.precision);
+  opts.weights_cache = a.weights_cache;
   auto session = Session::load(a.model, opts);
   if (!session.ok()) cli::fail("run", session.error());
   if (a.check_numerics) session->set_observer(runtime::make_numerics_checker());
@@ -118,6 +121,7 @@ void run_command(const RunArgs& a) {
   summary["precision"] = precision_name(session->options().precision);
   summary["nodes"] = session->node_count();
   summary["peak_bytes"] = stats.peak_bytes;
+  if (!a.weights_cache.empty()) summary["weights_cache"] = diag::weights_cache_to_json(session->weights_cache_report());
   std::cout << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
@@ -137,5 +141,6 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--memory-limit", a->memory_limit, "bytes the tensors of one run may occupy at once (default 16 GiB)");
   cmd->add_flag("--log-passes", a->log_passes, "print what each graph pass changed to stderr");
   glassbox::cli::add_precision_option(cmd, a->precision);
+  glassbox::cli::add_weights_cache_option(cmd, a->weights_cache);
   cmd->callback([a] { run_command(*a); });
 }

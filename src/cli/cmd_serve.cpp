@@ -1,6 +1,7 @@
 // glassbox serve [MODEL_DIR...] [--model-repository DIR] [--host H] [--port P] [--threads N] ...
 // Every flag is a field of server::ServerOptions (its default and reason: `glassbox explain --serve`).
 #include <optional>
+#include <string>
 
 #include "cli/serve_config.h"
 
@@ -10,6 +11,7 @@ struct ServeArgs {
   glassbox::server::ServeConfig config;
   std::string config_file;
   std::optional<glassbox::Precision> precision;  // --precision: over the config file's session.precision
+  std::optional<std::string> weights_cache;      // --weights-cache: over the config file's session.weights_cache
 };
 
 template <class T>
@@ -56,6 +58,9 @@ void add_serve_command(CLI::App& app) {
        a->precision = glassbox::cli::precision_or_fail("serve", v);
      }, "fp32 | bf16 | int8-dynamic: arithmetic of the GEMMs on constant weights of every model, over the --config "
         "file and each model's glassbox.json (SessionOptions::precision; default fp32, `glassbox explain` says why)");
+  cmd->add_option_function<std::string>("--weights-cache", [a](const std::string& v) { a->weights_cache = v; },
+     "DIR: packed-weights cache of every model, over glassbox.json (SessionOptions::weights_cache; default off, "
+     "`glassbox explain` says why)");
   cmd->add_flag_function("--access-log", [a](int64_t) {
        a->config.server.access_log = true;
        a->config.sources["server.access_log"] = "flag";
@@ -75,6 +80,10 @@ void add_serve_command(CLI::App& app) {
     if (a->precision) {
       config.session.precision = *a->precision;
       config.sources["session.precision"] = "flag";
+    }
+    if (a->weights_cache) {
+      config.session.weights_cache = *a->weights_cache;
+      config.sources["session.weights_cache"] = "flag";
     }
     auto code = server::serve(config);
     if (!code.ok()) cli::fail("serve", code.error());

@@ -27,6 +27,7 @@ struct TextArgs {
   std::optional<int64_t> batch;
   int threads = 0;
   std::string precision;  // empty: glassbox.json, else fp32
+  std::optional<std::string> weights_cache;  // unset: glassbox.json, else off
 };
 
 inline void add_text_options(CLI::App* cmd, TextArgs& a) {
@@ -41,6 +42,9 @@ inline void add_text_options(CLI::App* cmd, TextArgs& a) {
   add_precision_option(cmd, a.precision)->description(
       "fp32 | bf16 | int8-dynamic: arithmetic of the GEMMs on constant weights; bf16 and int8-dynamic change "
       "outputs, measure with `glassbox accuracy` (default: glassbox.json \"precision\", else fp32)");
+  cmd->add_option("--weights-cache", a.weights_cache,
+                  "DIR: packed-weights cache (written after the first run, mapped on later loads; \"\" = off) "
+                  "(default: glassbox.json \"weights_cache\", else off)");
 }
 
 // Splits positional args into the model directory and the texts.
@@ -94,6 +98,7 @@ inline Pipeline load_pipeline(const std::string& verb, TextArgs& a, std::vector<
   opts.truncation = a.truncation;
   opts.batch_size = a.batch;
   if (!a.precision.empty()) opts.precision = precision_or_fail(verb, a.precision);
+  opts.weights_cache = a.weights_cache;
   auto p = Pipeline::load(dir, opts);
   if (!p.ok()) fail(verb, p.error());
   if (texts.empty()) texts = read_jsonl_stdin(verb);

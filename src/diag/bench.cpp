@@ -1,5 +1,6 @@
 #include "diag/bench.h"
 
+#include "diag/explain.h"
 #include "runtime/numerics.h"
 
 #include <algorithm>
@@ -198,6 +199,7 @@ Result<BenchResult> bench_model(const std::string& model, const SessionOptions& 
   std::sort(r.profile.begin(), r.profile.end(), [](const OpTime& a, const OpTime& b) { return a.ms > b.ms; });
   if (!bench.profile) r.profile.clear();
   r.peak_rss_bytes = peak_rss_bytes();
+  r.weights_cache = session.weights_cache_report(/*wait_for_write=*/true);
   return r;
 }
 
@@ -236,6 +238,7 @@ nlohmann::ordered_json bench_to_json(const BenchResult& r) {
     prof.push_back({{"op_type", r.profile[i].op_type}, {"ms", r.profile[i].ms}, {"calls", r.profile[i].calls},
                     {"share", total > 0 ? r.profile[i].ms / total : 0.0}});
   j["profile_top10"] = prof;
+  if (r.weights_cache.state != "off" || !r.weights_cache.reason.empty()) j["weights_cache"] = weights_cache_to_json(r.weights_cache);
   return j;
 }
 

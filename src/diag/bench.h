@@ -48,6 +48,7 @@ struct BenchResult {
   double gflops_per_s = 0;
   std::vector<OpTime> profile;  // sorted by time desc (all op types; JSON/text show the top 10)
   std::vector<NamedTensor> outputs;  // of the last run (for --sweep comparisons)
+  WeightsCacheReport weights_cache;  // SessionOptions::weights_cache: hit/miss/rebuilt (after the file was written)
 };
 
 // Loads the model (timed), prepares inputs, runs first/warmup/repeat, then profiles.

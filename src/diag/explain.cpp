@@ -92,6 +92,12 @@ const std::vector<Field<SessionOptions>>& session_fields() {
        "bf16 (GEMMs on constant weights in bfloat16, fp32 accumulation; ~2x faster on AVX512-BF16 CPUs) and "
        "int8-dynamic (int8 weights per channel, uint8 activations per row, int32 sums; AVX512-VNNI) change outputs "
        "(bf16 ~1e-2 relative, int8 more): measure them on your inputs with `glassbox accuracy`"},
+      {"weights_cache", [](const SessionOptions& o) { return o.weights_cache.empty() ? std::string("off") : o.weights_cache; },
+       [](SessionOptions& o, const json& j) { o.weights_cache = j.is_null() ? std::string() : j.get<std::string>(); },
+       "off: the cache writes the packed weights (~ the model's size) to a directory only you can choose; "
+       "with a directory, later loads map them instead of packing (~2/3 of the first run)",
+       "the directory fills with one file per model and precision (replaced, never accumulated, when the model, "
+       "engine or CPU changes); a file is used only when its key and every checksum match"},
   };
   return f;
 }
@@ -182,7 +188,7 @@ const std::vector<Field<ProcessOptions>>& process_fields() {
 
 // If an options struct gains a field, its table must gain a row (with a reason) too.
 static_assert(aggregate_field_count<ProcessOptions>() == 1, "ProcessOptions changed: update process_fields() in explain.cpp");
-static_assert(aggregate_field_count<SessionOptions>() == 11, "SessionOptions changed: update session_fields() in explain.cpp");
+static_assert(aggregate_field_count<SessionOptions>() == 12, "SessionOptions changed: update session_fields() in explain.cpp");
 static_assert(aggregate_field_count<graph::LoadOptions>() == 8, "LoadOptions changed: update load_fields() in explain.cpp");
 static_assert(aggregate_field_count<EncodeOptions>() == 7, "EncodeOptions changed: update encode_fields() in explain.cpp");
 static_assert(aggregate_field_count<UnpadOptions>() == 3, "UnpadOptions changed: update unpad_fields() in explain.cpp");
@@ -292,6 +298,29 @@ nlohmann::ordered_json explain_to_json(const std::vector<OptionExplanation>& row
     j.push_back({{"component", r.component}, {"name", r.name}, {"value", r.value}, {"default", r.default_value},
                  {"source", r.source}, {"reason", r.reason}, {"risk", r.risk}});
   return nlohmann::ordered_json{{"schema", "glassbox.explain/1"}, {"options", j}};
+}
+
+nlohmann::ordered_json weights_cache_to_json(const WeightsCacheReport& r) {
+  return {{"file", r.file},           {"state", r.state},         {"reason", r.reason},
+          {"model_hash", r.model_hash}, {"model_hash_how", r.model_hash_how}, {"packings", r.packings},
+          {"bytes", r.bytes},         {"open_ms", r.open_ms},     {"used", r.used},
+          {"refused", r.refused},     {"refused_why", r.refused_why}, {"not_in_file", r.not_in_file},
+          {"write", r.write}};
+}
+
+std::string weights_cache_to_text(const WeightsCacheReport& r) {
+  if (r.state == "off" && r.reason.empty()) return {};
+  std::ostringstream s;
+  s << "  state: " << r.state << (r.reason.empty() ? "" : " (" + r.reason + ")") << "\n";
+  if (!r.file.empty()) s << "  file: " << r.file << "\n";
+  if (!r.model_hash.empty()) s << "  model: " << r.model_hash << " (" << r.model_hash_how << ")\n";
+  if (r.state == "hit")
+    s << "  packings: " << r.packings << " (" << r.bytes << " bytes), checked and mapped in " << r.open_ms << " ms\n";
+  if (r.used || r.refused || r.not_in_file)
+    s << "  served: " << r.used << ", refused: " << r.refused << (r.refused_why.empty() ? "" : " (" + r.refused_why + ")")
+      << ", packed outside the file: " << r.not_in_file << "\n";
+  if (!r.write.empty()) s << "  write: " << r.write << "\n";
+  return s.str();
 }
 
 }  // namespace glassbox::diag

@@ -47,4 +47,9 @@ std::string explain_to_text(const std::vector<OptionExplanation>& rows);
 std::string explain_to_markdown(const std::vector<OptionExplanation>& rows);
 nlohmann::ordered_json explain_to_json(const std::vector<OptionExplanation>& rows);
 
+// The packed-weights cache's state of a loaded session (SessionOptions::weights_cache):
+// where the file is, hit / miss / rebuilt (with what was stale or corrupt) / unavailable.
+nlohmann::ordered_json weights_cache_to_json(const WeightsCacheReport& r);
+std::string weights_cache_to_text(const WeightsCacheReport& r);  // indented lines, "" when off and unset
+
 }  // namespace glassbox::diag

@@ -17,6 +17,7 @@ struct Cache {
   std::mutex mu;
   std::map<std::vector<int64_t>, Primitive> primitives;
   std::vector<dnnl::memory::desc> layouts;  // packed weight layouts, interned
+  std::map<std::vector<int64_t>, int> layout_by_shape;  // (K, n, types) -> index into layouts
 };
 
 Cache& cache() {
@@ -58,13 +59,41 @@ Primitive get_primitive(const std::vector<int64_t>& key, const std::function<dnn
   return p;
 }
 
-int intern_layout(const dnnl::memory::desc& desc) {
+BlockLayout block_layout(int64_t K, int64_t n, dnnl::memory::data_type src, dnnl::memory::data_type weights,
+                         dnnl::memory::data_type dst) {
+  constexpr int64_t kLayoutRows = 128;
+  using dims = dnnl::memory::dims;
+  const std::vector<int64_t> shape{K, n, static_cast<int64_t>(src), static_cast<int64_t>(weights), static_cast<int64_t>(dst)};
   Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.layout_by_shape.find(shape);
+    if (it != c.layout_by_shape.end()) return {it->second, c.layouts[static_cast<size_t>(it->second)]};
+  }
+  single_threaded_onednn();
+  const dnnl::memory::desc a(dims{kLayoutRows, K}, src, dims{K, 1});
+  const dnnl::memory::desc w(dims{K, n}, weights, dnnl::memory::format_tag::any);
+  const dnnl::memory::desc d(dims{kLayoutRows, n}, dst, dims{n, 1});
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w, d), base_attr(), engine());
+  BlockLayout out{-1, pd.weights_desc()};
   std::lock_guard<std::mutex> lock(c.mu);
-  auto it = std::find(c.layouts.begin(), c.layouts.end(), desc);
-  const int id = static_cast<int>(it - c.layouts.begin());
-  if (it == c.layouts.end()) c.layouts.push_back(desc);
-  return id;
+  auto it = std::find(c.layouts.begin(), c.layouts.end(), out.desc);
+  out.id = static_cast<int>(it - c.layouts.begin());
+  if (it == c.layouts.end()) c.layouts.push_back(out.desc);
+  c.layout_by_shape.emplace(shape, out.id);
+  return out;
+}
+
+std::shared_ptr<void> reorder_into_new(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to) {
+  single_threaded_onednn();
+  const size_t bytes = (to.get_size() + 63) / 64 * 64;
+  std::shared_ptr<void> data(std::aligned_alloc(64, bytes), std::free);
+  dnnl::memory in(from, engine(), const_cast<void*>(src));
+  dnnl::memory out(to, engine(), data.get());
+  dnnl::stream& s = thread_stream();
+  dnnl::reorder(in, out).execute(s, in, out);
+  s.wait();
+  return data;
 }
 
 dnnl::primitive_attr base_attr() {

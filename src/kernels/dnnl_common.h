@@ -60,8 +60,21 @@ struct Primitive {
 // differ in length or first element) behind a mutex, at most 2048 (then cleared).
 Primitive get_primitive(const std::vector<int64_t>& key, const std::function<dnnl::matmul::primitive_desc()>& make);
 
-// Index of a packed weights layout in the table shared by all packings (same desc, same id).
-int intern_layout(const dnnl::memory::desc& desc);
+// The weights layout oneDNN picks for a [K, n] block of packed weights (types: activations,
+// weights, product) at a typical row count (128); products with other row counts are created
+// with the same layout. `id` indexes the table shared by all packings (same desc, same id).
+// Memoized by (K, n, types): a primitive descriptor costs ~0.1 ms and BERT-base packs hundreds
+// of blocks of three shapes (and the packed-weights cache recomputes them on every load).
+struct BlockLayout {
+  int id = -1;
+  dnnl::memory::desc desc;
+};
+BlockLayout block_layout(int64_t K, int64_t n, dnnl::memory::data_type src, dnnl::memory::data_type weights,
+                         dnnl::memory::data_type dst);
+
+// A new 64-byte aligned buffer of to.get_size() bytes holding `from` (data at `src`) reordered
+// into the layout `to`, on the calling thread.
+std::shared_ptr<void> reorder_into_new(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to);
 
 // User-managed scratchpad (the library-managed one is shared by concurrent executions).
 dnnl::primitive_attr base_attr();

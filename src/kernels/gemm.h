@@ -8,6 +8,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+
+#include "kernels/packed_bytes.h"
 
 namespace glassbox {
 class ThreadPool;
@@ -59,6 +62,15 @@ inline std::shared_ptr<const PackedGemmB> pack_gemm_b_f32(int64_t K, int64_t N, 
 int64_t packed_gemm_b_bytes(const PackedGemmB& b);
 PackedPrecision packed_gemm_b_precision(const PackedGemmB& b);
 
+// For the packed-weights cache: the packing as bytes (segments point into `b`, which
+// `owner` keeps alive), and back. from_bytes uses the segments in place (no copy; they
+// must be 64-byte aligned and stay alive with `bytes.owner`) and returns nullptr, with
+// the reason in *why, when the text or a segment's size is not what this build packs
+// for [K, N] at `precision` (the block layouts are recomputed here, not read from the file).
+PackedBytes packed_gemm_b_to_bytes(std::shared_ptr<const PackedGemmB> b);
+std::shared_ptr<const PackedGemmB> packed_gemm_b_from_bytes(int64_t K, int64_t N, PackedPrecision precision,
+                                                            const PackedBytes& bytes, std::string* why);
+
 // C[M, N] (row stride ldc) = epilogue(A[M, K] (row stride lda) * B). With bf16 weights
 // A is converted to bfloat16 once per call (round to nearest even) before the tiles
 // run; products accumulate in fp32 and C, bias, GELU and residual stay fp32. With
@@ -68,6 +80,11 @@ void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& 
 
 // float32 -> bfloat16, round to nearest even, NaN kept quiet (AVX512-BF16 when the CPU has it).
 void convert_f32_to_bf16(const float* in, uint16_t* out, int64_t n);
+
+// What decides the packed layouts on this machine, for the packed-weights cache key:
+// oneDNN's version and build hash, the ISA it dispatches to, and the CPU's vector
+// features (e.g. "onednn 2.6.3 (hash); isa 0x..; cpu avx2 avx512f ... avx512bf16").
+std::string packed_layout_cpu_key();
 
 // oneDNN's implementation for a bf16 x bf16 -> f32 matmul on this CPU (e.g.
 // "brg:avx512_core_bf16"; a "ref" or "gemm:ref" name means no native bf16 and slow runs).

@@ -14,8 +14,10 @@
 // (shared with the u8 x s8 products of gemm_int8_dnnl.cpp).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <unordered_map>
 #include <vector>
 
@@ -65,6 +67,14 @@ dnnl::memory::desc matrix2d(int64_t rows, int64_t cols, int64_t ld, dt type = dt
 dt packed_type(PackedPrecision p) { return p == PackedPrecision::kBf16 ? dt::bf16 : dt::f32; }
 
 using Key = std::vector<int64_t>;
+
+// The layout of a [K, n] block of packed weights (f32 or bf16 activations and weights, f32
+// product), shared and memoized (dnnl_common::block_layout).
+void set_block_layout(int64_t K, dt type, PackedGemmB::Block& blk) {
+  const BlockLayout l = block_layout(K, blk.n, type, type, dt::f32);
+  blk.layout = l.id;
+  blk.desc = l.desc;
+}
 
 // One product on the calling thread (the unit of parallel work).
 void gemm_tile(const GemmDesc& d, const float* A, const float* B, float* C) {
@@ -142,24 +152,10 @@ std::shared_ptr<const PackedGemmB> pack_gemm_b(int64_t K, int64_t N, bool trans_
   const dt type = packed_type(precision);
   const int64_t nb = column_block_width(N, pool);
   for (int64_t n0 = 0; n0 < N; n0 += nb) p->blocks.push_back({n0, std::min(nb, N - n0), -1, {}, {}});
-  // The layout oneDNN wants for this block at a typical row count; products with other
-  // row counts are created with the same weights layout (gemm_f32_packed).
-  constexpr int64_t kLayoutRows = 128;
-  for (auto& blk : p->blocks) {
-    single_threaded_onednn();
-    auto a = matrix2d(kLayoutRows, K, K, type);
-    auto w_any = dnnl::memory::desc(dims{K, blk.n}, type, dnnl::memory::format_tag::any);
-    auto cd = matrix2d(kLayoutRows, blk.n, blk.n);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w_any, cd), base_attr(), engine());
-    blk.desc = pd.weights_desc();
-    blk.layout = intern_layout(blk.desc);
-  }
+  for (auto& blk : p->blocks) set_block_layout(K, type, blk);
   auto reorder_block = [&](int64_t i0, int64_t i1) {
-    single_threaded_onednn();
     for (int64_t i = i0; i < i1; ++i) {
       auto& blk = p->blocks[static_cast<size_t>(i)];
-      const size_t bytes = (blk.desc.get_size() + 63) / 64 * 64;
-      blk.data.reset(std::aligned_alloc(64, bytes), std::free);
       // Offset of the block's first element, in floats; rows of the block: K rows of blk.n
       // (B is [K, N]) or blk.n rows of K (trans_b: B is [N, K]), ldb floats apart.
       const int64_t first = trans_b ? blk.n0 * ldb : blk.n0;
@@ -180,11 +176,7 @@ std::shared_ptr<const PackedGemmB> pack_gemm_b(int64_t K, int64_t N, bool trans_
       }
       dnnl::memory::desc src = trans_b ? dnnl::memory::desc(dims{K, blk.n}, dt::f32, dims{1, ld})
                                        : dnnl::memory::desc(dims{K, blk.n}, dt::f32, dims{ld, 1});
-      dnnl::memory from(src, engine(), const_cast<float*>(origin));
-      dnnl::memory to(blk.desc, engine(), blk.data.get());
-      dnnl::stream& s = thread_stream();
-      dnnl::reorder(from, to).execute(s, from, to);
-      s.wait();
+      blk.data = reorder_into_new(src, origin, blk.desc);
     }
   };
   if (pool) pool->parallel_for(static_cast<int64_t>(p->blocks.size()), 1, reorder_block);
@@ -195,6 +187,111 @@ std::shared_ptr<const PackedGemmB> pack_gemm_b(int64_t K, int64_t N, bool trans_
 
 int64_t packed_gemm_b_bytes(const PackedGemmB& b) { return b.bytes; }
 PackedPrecision packed_gemm_b_precision(const PackedGemmB& b) { return b.precision; }
+
+// Meta text: "gemm_b v1 K N precision blocks" then " n0:n:bytes" per block; int8-dynamic:
+// "gemm_b v1 K N precision s8 " then the s8 packing's own text and segments.
+PackedBytes packed_gemm_b_to_bytes(std::shared_ptr<const PackedGemmB> b) {
+  const std::string head = "gemm_b v1 " + std::to_string(b->K) + " " + std::to_string(b->N) + " " +
+                           std::to_string(static_cast<int>(b->precision)) + " ";
+  if (b->s8) {
+    PackedBytes out = packed_gemm_b_s8_to_bytes(b->s8);
+    out.meta = head + "s8 " + out.meta;
+    out.owner = std::move(b);
+    return out;
+  }
+  PackedBytes out;
+  out.meta = head + std::to_string(b->blocks.size());
+  for (const auto& blk : b->blocks) {
+    const size_t bytes = blk.desc.get_size();
+    out.meta += " " + std::to_string(blk.n0) + ":" + std::to_string(blk.n) + ":" + std::to_string(bytes);
+    out.segments.emplace_back(static_cast<const std::byte*>(blk.data.get()), bytes);
+  }
+  out.owner = std::move(b);
+  return out;
+}
+
+std::shared_ptr<const PackedGemmB> packed_gemm_b_from_bytes(int64_t K, int64_t N, PackedPrecision precision,
+                                                            const PackedBytes& bytes, std::string* why) {
+  auto refuse = [&](const std::string& w) -> std::shared_ptr<const PackedGemmB> {
+    *why = w;
+    return nullptr;
+  };
+  // As pack_gemm_b: int8-dynamic keeps float32 weights where K is too long for exact int32 sums.
+  if (precision == PackedPrecision::kS8Dynamic && K > kS8DynamicMaxK) precision = PackedPrecision::kF32;
+  std::istringstream in(bytes.meta);
+  std::string kind, version, blocks;
+  int64_t k = 0, n = 0, prec = -1, count = -1;
+  in >> kind >> version >> k >> n >> prec >> blocks;
+  if (!in || kind != "gemm_b" || version != "v1") return refuse("not a gemm_b v1 packing: '" + bytes.meta.substr(0, 40) + "'");
+  if (k != K || n != N || prec != static_cast<int>(precision))
+    return refuse("packed for [" + std::to_string(k) + ", " + std::to_string(n) + "] precision " + std::to_string(prec));
+  if ((blocks == "s8") != (precision == PackedPrecision::kS8Dynamic)) return refuse("packing kind differs from its precision");
+  if (blocks == "s8") {
+    std::string rest;
+    std::getline(in >> std::ws, rest);
+    auto s8 = packed_gemm_b_s8_from_bytes(K, N, PackedBytes{rest, bytes.segments, bytes.owner}, why);
+    if (!s8) return nullptr;
+    auto p = std::make_shared<PackedGemmB>();
+    p->K = K;
+    p->N = N;
+    p->precision = precision;
+    p->bytes = packed_gemm_b_s8_bytes(*s8);
+    p->s8 = std::move(s8);
+    return p;
+  }
+  try {
+    count = std::stoll(blocks);
+  } catch (const std::exception&) {
+    return refuse("block count '" + blocks.substr(0, 20) + "' is not a number");
+  }
+  if (count < 0 || static_cast<size_t>(count) != bytes.segments.size()) return refuse("block count differs from its segments");
+  auto p = std::make_shared<PackedGemmB>();
+  p->K = K;
+  p->N = N;
+  p->precision = precision;
+  const dt type = packed_type(precision);
+  int64_t next = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    PackedGemmB::Block blk;
+    int64_t size = -1;
+    char c1 = 0, c2 = 0;
+    in >> blk.n0 >> c1 >> blk.n >> c2 >> size;
+    if (!in || c1 != ':' || c2 != ':' || blk.n0 != next || blk.n <= 0 || blk.n0 + blk.n > N)
+      return refuse("block " + std::to_string(i) + " does not tile [0, N)");
+    next = blk.n0 + blk.n;
+    set_block_layout(K, type, blk);
+    const auto& seg = bytes.segments[static_cast<size_t>(i)];
+    if (static_cast<size_t>(size) != blk.desc.get_size() || seg.size() != blk.desc.get_size())
+      return refuse("block " + std::to_string(i) + " holds " + std::to_string(seg.size()) + " bytes, this oneDNN layout " +
+                    std::to_string(blk.desc.get_size()));
+    if (reinterpret_cast<uintptr_t>(seg.data()) % 64 != 0) return refuse("block " + std::to_string(i) + " is not 64-byte aligned");
+    // Read-only memory of the mapped file, alive with the owner: oneDNN only reads weights.
+    blk.data = std::shared_ptr<void>(std::const_pointer_cast<void>(bytes.owner), const_cast<std::byte*>(seg.data()));
+    p->bytes += static_cast<int64_t>(seg.size());
+    p->blocks.push_back(std::move(blk));
+  }
+  if (next != N) return refuse("blocks cover " + std::to_string(next) + " of " + std::to_string(N) + " columns");
+  return p;
+}
+
+std::string packed_layout_cpu_key() {
+  const dnnl_version_t* v = dnnl_version();
+  char isa[32];
+  std::snprintf(isa, sizeof isa, "0x%x", static_cast<unsigned>(dnnl::get_effective_cpu_isa()));
+  std::string key = "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+                    " (" + v->hash + "); isa " + isa + "; cpu";
+#define GB_CPU_FEATURE(name) \
+  if (__builtin_cpu_supports(name)) key += " " name;
+  GB_CPU_FEATURE("avx2")
+  GB_CPU_FEATURE("fma")
+  GB_CPU_FEATURE("avx512f")
+  GB_CPU_FEATURE("avx512bw")
+  GB_CPU_FEATURE("avx512vl")
+  GB_CPU_FEATURE("avx512vnni")
+  GB_CPU_FEATURE("avx512bf16")
+#undef GB_CPU_FEATURE
+  return key;
+}
 
 const char* gemm_bf16_implementation() {
   static const std::string name = [] {

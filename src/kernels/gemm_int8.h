@@ -17,6 +17,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+
+#include "kernels/packed_bytes.h"
 
 #include "kernels/gemm.h"
 
@@ -34,6 +37,10 @@ struct PackedGemmS8B;
 std::shared_ptr<const PackedGemmS8B> pack_gemm_b_s8(int64_t K, int64_t N, int64_t ldb, const int8_t* B,
                                                     ThreadPool* pool);
 int64_t packed_gemm_b_s8_bytes(const PackedGemmS8B& b);
+// For the packed-weights cache, as packed_gemm_b_to_bytes / packed_gemm_b_from_bytes (gemm.h).
+PackedBytes packed_gemm_b_s8_to_bytes(std::shared_ptr<const PackedGemmS8B> b);
+std::shared_ptr<const PackedGemmS8B> packed_gemm_b_s8_from_bytes(int64_t K, int64_t N, const PackedBytes& bytes,
+                                                                  std::string* why);
 
 struct QGemmArgs {
   int64_t M = 0;

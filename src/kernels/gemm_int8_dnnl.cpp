@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <sstream>
 #include <unordered_map>
 #include <vector>
 
@@ -71,6 +72,13 @@ void u8s8_tiles(int64_t M, const uint8_t* A, const PackedGemmS8B& B, ThreadPool*
   });
 }
 
+// The s8 weights layout of a [K, n] block (u8 activations, s32 product), shared and memoized.
+void set_block_layout(int64_t K, PackedGemmS8B::Block& blk) {
+  const BlockLayout l = block_layout(K, blk.n, dt::u8, dt::s8, dt::s32);
+  blk.layout = l.id;
+  blk.desc = l.desc;
+}
+
 // acc (m x n, dense) -> C with the zero-point terms, then s32 or scaled f32.
 void finish_tile(const QGemmArgs& a, const PackedGemmS8B& B, const int32_t* rowsum, int64_t m0, int64_t m,
                  int64_t n0, int64_t n, const int32_t* acc) {
@@ -131,28 +139,11 @@ std::shared_ptr<PackedGemmS8B> pack_s8(int64_t K, int64_t N, int64_t ldb, const 
     p->bytes = K * N;
     return p;
   }
-  constexpr int64_t kLayoutRows = 128;  // the layout oneDNN picks at a typical row count
-  for (auto& blk : p->blocks) {
-    single_threaded_onednn();
-    auto w_any = dnnl::memory::desc(dims{K, blk.n}, dt::s8, dnnl::memory::format_tag::any);
-    dnnl::matmul::primitive_desc pd(
-        dnnl::matmul::desc(dense(kLayoutRows, K, dt::u8), w_any, dense(kLayoutRows, blk.n, dt::s32)), base_attr(),
-        engine());
-    blk.desc = pd.weights_desc();
-    blk.layout = intern_layout(blk.desc);
-  }
+  for (auto& blk : p->blocks) set_block_layout(K, blk);
   auto reorder_block = [&](int64_t i0, int64_t i1) {
-    single_threaded_onednn();
     for (int64_t i = i0; i < i1; ++i) {
       auto& blk = p->blocks[static_cast<size_t>(i)];
-      const size_t bytes = (blk.desc.get_size() + 63) / 64 * 64;
-      blk.data.reset(std::aligned_alloc(64, bytes), std::free);
-      dnnl::memory from(dnnl::memory::desc(dims{K, blk.n}, dt::s8, dims{ldb, 1}), engine(),
-                        const_cast<int8_t*>(B + blk.n0));
-      dnnl::memory to(blk.desc, engine(), blk.data.get());
-      dnnl::stream& s = thread_stream();
-      dnnl::reorder(from, to).execute(s, from, to);
-      s.wait();
+      blk.data = reorder_into_new(dnnl::memory::desc(dims{K, blk.n}, dt::s8, dims{ldb, 1}), B + blk.n0, blk.desc);
     }
   };
   if (pool) pool->parallel_for(static_cast<int64_t>(p->blocks.size()), 1, reorder_block);
@@ -170,6 +161,88 @@ std::shared_ptr<const PackedGemmS8B> pack_gemm_b_s8(int64_t K, int64_t N, int64_
 
 int64_t packed_gemm_b_s8_bytes(const PackedGemmS8B& b) {
   return b.bytes + b.N * 4 + static_cast<int64_t>(b.scale.size() * sizeof(float));
+}
+
+// Meta text: "gemm_b_s8 v2 K N fast scaled blocks" then " n0:n:bytes" per block. Segments:
+// the column sums, the per-column weight scales when scaled (int8-dynamic), then the plain
+// weights (reference path) or one per block (fast path).
+PackedBytes packed_gemm_b_s8_to_bytes(std::shared_ptr<const PackedGemmS8B> b) {
+  PackedBytes out;
+  const bool scaled = !b->scale.empty();
+  out.meta = "gemm_b_s8 v2 " + std::to_string(b->K) + " " + std::to_string(b->N) + " " + (b->fast ? "1" : "0") + " " +
+             (scaled ? "1" : "0") + " " + std::to_string(b->blocks.size());
+  out.segments.emplace_back(reinterpret_cast<const std::byte*>(b->colsum.data()), b->colsum.size() * sizeof(int32_t));
+  if (scaled) out.segments.emplace_back(reinterpret_cast<const std::byte*>(b->scale.data()), b->scale.size() * sizeof(float));
+  if (!b->fast) out.segments.emplace_back(reinterpret_cast<const std::byte*>(b->plain.data()), b->plain.size());
+  for (const auto& blk : b->blocks) {
+    const size_t bytes = b->fast ? blk.desc.get_size() : 0;
+    out.meta += " " + std::to_string(blk.n0) + ":" + std::to_string(blk.n) + ":" + std::to_string(bytes);
+    if (b->fast) out.segments.emplace_back(static_cast<const std::byte*>(blk.data.get()), bytes);
+  }
+  out.owner = std::move(b);
+  return out;
+}
+
+std::shared_ptr<const PackedGemmS8B> packed_gemm_b_s8_from_bytes(int64_t K, int64_t N, const PackedBytes& bytes,
+                                                                  std::string* why) {
+  auto refuse = [&](const std::string& w) -> std::shared_ptr<const PackedGemmS8B> {
+    *why = w;
+    return nullptr;
+  };
+  std::istringstream in(bytes.meta);
+  std::string kind, version;
+  int64_t k = 0, n = 0, fast = -1, scaled = -1, count = -1;
+  in >> kind >> version >> k >> n >> fast >> scaled >> count;
+  if (!in || kind != "gemm_b_s8" || version != "v2" || (scaled != 0 && scaled != 1))
+    return refuse("not a gemm_b_s8 v2 packing");
+  if (k != K || n != N) return refuse("packed for [" + std::to_string(k) + ", " + std::to_string(n) + "]");
+  if ((fast == 1) != gemm_u8s8_fast_available()) return refuse("packed for the other int8 path (VNNI differs)");
+  const size_t head = 1 + static_cast<size_t>(scaled) + (fast ? 0 : 1);  // segments before the blocks
+  if (count < 0 || bytes.segments.size() != (fast ? head + static_cast<size_t>(count) : head))
+    return refuse("block count differs from its segments");
+  auto p = std::make_shared<PackedGemmS8B>();
+  p->K = K;
+  p->N = N;
+  p->fast = fast == 1;
+  const auto& sums = bytes.segments[0];
+  if (sums.size() != static_cast<size_t>(N) * sizeof(int32_t)) return refuse("column sums have the wrong size");
+  p->colsum.resize(static_cast<size_t>(N));
+  std::memcpy(p->colsum.data(), sums.data(), sums.size());
+  if (scaled) {
+    const auto& scales = bytes.segments[1];
+    if (scales.size() != static_cast<size_t>(N) * sizeof(float)) return refuse("column scales have the wrong size");
+    p->scale.resize(static_cast<size_t>(N));
+    std::memcpy(p->scale.data(), scales.data(), scales.size());
+  }
+  if (!p->fast) {
+    const auto& plain = bytes.segments[head - 1];
+    if (plain.size() != static_cast<size_t>(K * N)) return refuse("plain weights have the wrong size");
+    p->plain.assign(reinterpret_cast<const int8_t*>(plain.data()), reinterpret_cast<const int8_t*>(plain.data()) + plain.size());
+    p->bytes = K * N;
+  }
+  int64_t next = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    PackedGemmS8B::Block blk;
+    int64_t size = -1;
+    char c1 = 0, c2 = 0;
+    in >> blk.n0 >> c1 >> blk.n >> c2 >> size;
+    if (!in || c1 != ':' || c2 != ':' || blk.n0 != next || blk.n <= 0 || blk.n0 + blk.n > N)
+      return refuse("block " + std::to_string(i) + " does not tile [0, N)");
+    next = blk.n0 + blk.n;
+    if (p->fast) {
+      set_block_layout(K, blk);
+      const auto& seg = bytes.segments[head + static_cast<size_t>(i)];
+      if (static_cast<size_t>(size) != blk.desc.get_size() || seg.size() != blk.desc.get_size())
+        return refuse("block " + std::to_string(i) + " holds " + std::to_string(seg.size()) + " bytes, this oneDNN layout " +
+                      std::to_string(blk.desc.get_size()));
+      if (reinterpret_cast<uintptr_t>(seg.data()) % 64 != 0) return refuse("block " + std::to_string(i) + " is not aligned");
+      blk.data = std::shared_ptr<void>(std::const_pointer_cast<void>(bytes.owner), const_cast<std::byte*>(seg.data()));
+      p->bytes += static_cast<int64_t>(seg.size());
+    }
+    p->blocks.push_back(std::move(blk));
+  }
+  if (next != N) return refuse("blocks cover " + std::to_string(next) + " of " + std::to_string(N) + " columns");
+  return p;
 }
 
 void gemm_u8s8_packed(const QGemmArgs& a, const PackedGemmS8B& B, ThreadPool* pool) {

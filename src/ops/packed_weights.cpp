@@ -2,7 +2,10 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
+
+#include "ops/packed_cache.h"
 
 namespace glassbox::ops {
 namespace {
@@ -35,7 +38,15 @@ std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool
   const auto packed_precision = precision == Precision::kBf16          ? kernels::PackedPrecision::kBf16
                                 : precision == Precision::kInt8Dynamic ? kernels::PackedPrecision::kS8Dynamic
                                                                        : kernels::PackedPrecision::kF32;
-  auto p = kernels::pack_gemm_b(K, N, trans_b, trans_b ? K : N, src, packed_precision, &pool);
+  // The cache entry's kind (ops do not link the runtime's precision names: the packed precision's number).
+  const std::string kind = "gemm_b precision=" + std::to_string(static_cast<int>(packed_precision)) + " K=" + std::to_string(K) +
+                           " N=" + std::to_string(N) + " trans_b=" + (trans_b ? "1" : "0");
+  auto p = pack_through_cache(
+      b, kind, [&] { return kernels::pack_gemm_b(K, N, trans_b, trans_b ? K : N, src, packed_precision, &pool); },
+      [](std::shared_ptr<const kernels::PackedGemmB> q) { return kernels::packed_gemm_b_to_bytes(std::move(q)); },
+      [&](const kernels::PackedBytes& bytes, std::string* why) {
+        return kernels::packed_gemm_b_from_bytes(K, N, packed_precision, bytes, why);
+      });
   registry[key] = Entry{b.buffer(), p};
   // Runs read the packed copy from now on: weights viewed in the mapped model file
   // (LoadOptions::map_initializers) leave the resident set.

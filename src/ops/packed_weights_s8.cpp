@@ -2,7 +2,10 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
+
+#include "ops/packed_cache.h"
 
 namespace glassbox::ops {
 namespace {
@@ -28,7 +31,13 @@ std::shared_ptr<const kernels::PackedGemmS8B> packed_weights_s8(const Tensor& b,
   if (it != registry.end() && it->second.buffer.lock() == b.buffer())
     if (auto p = it->second.packed.lock()) return p;
   const auto* src = reinterpret_cast<const int8_t*>(static_cast<const char*>(b.buffer()->source_bytes()) + b.byte_offset());
-  auto p = kernels::pack_gemm_b_s8(K, N, N, src, &pool);
+  const std::string kind = "gemm_b_s8 K=" + std::to_string(K) + " N=" + std::to_string(N);
+  auto p = pack_through_cache(
+      b, kind, [&] { return kernels::pack_gemm_b_s8(K, N, N, src, &pool); },
+      [](std::shared_ptr<const kernels::PackedGemmS8B> q) { return kernels::packed_gemm_b_s8_to_bytes(std::move(q)); },
+      [&](const kernels::PackedBytes& bytes, std::string* why) {
+        return kernels::packed_gemm_b_s8_from_bytes(K, N, bytes, why);
+      });
   registry[key] = Entry{b.buffer(), p};
   b.buffer()->release_pages(b.byte_offset(), b.nbytes());
   return p;

@@ -1,6 +1,7 @@
 #include "glassbox/pipeline.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 
 #include "graph/loader.h"
@@ -229,6 +230,31 @@ Status for_each_batch(const Pipeline::Impl& p, const std::vector<PipelineInput>&
   return {};
 }
 
+// weights_cache: flag > a session option (serve's, a config file) > glassbox.json (a relative
+// directory is relative to the model directory) > off.
+Result<Derivation> derive_weights_cache(const pipeline::ModelDirFiles& files, const PipelineOptions& options,
+                                        SessionOptions& session_options) {
+  Derivation row{"weights_cache", "", ""};
+  if (options.weights_cache) {
+    session_options.weights_cache = *options.weights_cache;
+    row.source = "flag --weights-cache";
+  } else if (!options.session.weights_cache.empty()) {
+    row.source = "session option weights_cache";
+  } else if (files.glassbox.is_object() && files.glassbox.contains("weights_cache") && !files.glassbox["weights_cache"].is_null()) {
+    const auto& j = files.glassbox["weights_cache"];
+    if (!j.is_string() || j.get<std::string>().empty())
+      return make_error(ErrorCode::kInvalidModel, "field 'weights_cache' must be a non-empty directory path, got " + j.dump(),
+                        files.dir + "/glassbox.json", "use \"weights_cache\": \"DIR\" (relative to the model directory) or remove it");
+    const std::filesystem::path dir(j.get<std::string>());
+    session_options.weights_cache = dir.is_absolute() ? dir.string() : (std::filesystem::path(files.dir) / dir).string();
+    row.source = "glassbox.json";
+  } else {
+    row.source = "default: off (the cache writes files where only you can choose)";
+  }
+  row.value = session_options.weights_cache.empty() ? "off" : session_options.weights_cache;
+  return row;
+}
+
 }  // namespace
 
 Pipeline::Pipeline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -266,12 +292,14 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
     precision_row.source = "default: fp32 is the exported model's arithmetic";
   }
   precision_row.value = precision_name(session_options.precision);
+  GB_ASSIGN_OR_RETURN(Derivation cache_row, derive_weights_cache(files, options, session_options));
   auto session = Session::load(files.model_path, session_options);
   if (!session.ok()) return std::move(session).take_error();
   std::vector<Derivation> derivations;
   GB_ASSIGN_OR_RETURN(auto decisions,
                       pipeline::derive_decisions(files, options, session->outputs(), *tok, derivations));
   derivations.push_back(std::move(precision_row));
+  derivations.push_back(std::move(cache_row));
   // The tokenizer must not produce ids the model's embedding table does not have.
   const int64_t rows = embedding_rows(files.model_path, "input_ids");
   if (rows > 0) {

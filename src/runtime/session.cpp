@@ -14,9 +14,11 @@
 #include "graph/passes/passes.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_int8.h"
+#include "ops/packed_cache.h"
 #include "ops/registry.h"
 #include "runtime/executor.h"
 #include "runtime/session_internal.h"
+#include "runtime/weights_cache.h"
 
 namespace glassbox {
 
@@ -84,6 +86,9 @@ class SessionImpl {
   std::shared_ptr<runtime::CompiledGraph> base;  // compiled load-time graph
   NodeObserver observer;
   bool packed_weights = false;  // kernel variant "packed_weights" is on
+  // SessionOptions::weights_cache: null when off or unusable (weights_cache_off says why).
+  std::shared_ptr<runtime::WeightsCache> weights_cache;
+  WeightsCacheReport weights_cache_off;
 
   std::mutex cache_mu;
   std::list<std::pair<std::vector<Shape>, std::shared_ptr<Plan>>> cache;  // most recent first
@@ -285,6 +290,23 @@ std::string lower_precision_decision(const runtime::CompiledGraph& g, const runt
          "accumulation, fp32 dequantization and epilogue (oneDNN " + kernels::gemm_u8s8_implementation() + ")";
 }
 
+// SessionOptions::weights_cache: open the file and tell the packers which constants it may
+// hold (the load-time graph's initializers, by name; constants made later are packed as usual).
+void open_weights_cache(SessionImpl& impl) {
+  if (impl.options.weights_cache.empty()) return;
+  if (!impl.packed_weights) {
+    impl.weights_cache_off.reason = "the kernel variant packed_weights is off (opt level 0 or disabled): nothing is packed";
+    return;
+  }
+  impl.weights_cache = runtime::open_weights_cache(impl.options, impl.model, *impl.pool);
+  if (runtime::weights_cache_report(*impl.weights_cache, false).state == "unavailable") return;
+  const auto store = runtime::weights_cache_store(impl.weights_cache);
+  const runtime::CompiledGraph& g = *impl.base;
+  for (size_t v = 0; v < g.constants.size(); ++v)
+    if (g.constants[v].defined() && g.constants[v].rank() == 2)
+      ops::register_cacheable_constant(g.constants[v], g.value_names[v], store);
+}
+
 }  // namespace
 
 Result<Session> Session::load(const std::string& path, const SessionOptions& options) {
@@ -359,6 +381,7 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
     impl->record_log(ctx.log);
     GB_ASSIGN_OR_RETURN(impl->base, runtime::compile_graph(m.graph, impl->opset));
   }
+  open_weights_cache(*impl);
   return Session(std::move(impl));
 }
 
@@ -384,6 +407,11 @@ std::vector<OpDecision> Session::op_decisions() const {
     }
   }
   return out;
+}
+
+WeightsCacheReport Session::weights_cache_report(bool wait_for_write) const {
+  if (!impl_->weights_cache) return impl_->weights_cache_off;
+  return runtime::weights_cache_report(*impl_->weights_cache, wait_for_write);
 }
 
 const char* precision_name(Precision p) {
@@ -455,6 +483,7 @@ Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vect
     std::lock_guard<std::mutex> lock(plan->mu);
     if (!plan->memory) plan->memory = std::move(built);
   }
+  if (impl_->weights_cache) runtime::weights_cache_after_run(*impl_->weights_cache);
   std::vector<NamedValue> named;
   for (size_t i = 0; i < outs.size(); ++i) named.push_back({impl_->outputs[i].name, std::move(outs[i])});
   return named;

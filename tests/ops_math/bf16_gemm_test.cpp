@@ -17,17 +17,12 @@
 #include "kernels/gemm.h"
 #include "kernels/half.h"
 #include "test_util.h"
+#include "random_data.h"
 
 namespace glassbox::ops::testing {
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using glassbox::testing::random_floats;
 
 constexpr double kU = 1.0 / 256;               // bf16 unit roundoff, 2^-8
 constexpr double kEps = 1.0 / (1 << 24);      // fp32 unit roundoff, 2^-24

@@ -30,6 +30,7 @@
 #include "core/thread_pool.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_int8.h"
+#include "random_data.h"
 
 namespace glassbox {
 namespace {
@@ -38,13 +39,7 @@ constexpr double kEps = 1.0 / (1 << 24);
 constexpr double kHalfStepSlack = 1.0 + 1.0 / (1 << 14);
 constexpr double kGeluLipschitz = 1.13;
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using glassbox::testing::random_floats;
 
 double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 
@@ -161,12 +156,19 @@ std::string name_of(const Problem& p) {
          (p.trans_b ? " transB" : "") + (p.bias ? " bias" : "") + (p.gelu ? " gelu" : "") + (p.residual ? " residual" : "");
 }
 
-TEST(Int8Dynamic, ProductEqualsEmulatedArithmetic) {
+// check(p, d, got) for every problem, its seeded data and the packed product on two threads.
+template <class Check>
+void for_each_product(uint32_t seed, const Check& check) {
   ThreadPool pool(2);
   for (const auto& p : kProblems) {
     SCOPED_TRACE(name_of(p));
-    const Data d = make_data(p, 11);
-    const std::vector<float> got = run_packed(p, d, &pool);
+    const Data d = make_data(p, seed);
+    check(p, d, run_packed(p, d, &pool));
+  }
+}
+
+TEST(Int8Dynamic, ProductEqualsEmulatedArithmetic) {
+  for_each_product(11, [](const Problem& p, const Data& d, const std::vector<float>& got) {
     std::vector<uint8_t> qa(p.M * p.K);
     std::vector<float> sa(p.M), sb(p.N);
     std::vector<int32_t> za(p.M);
@@ -193,15 +195,11 @@ TEST(Int8Dynamic, ProductEqualsEmulatedArithmetic) {
         if (!(std::fabs(got[i * p.N + j] - want) <= tol)) ++bad;
       }
     EXPECT_EQ(bad, 0);
-  }
+  });
 }
 
 TEST(Int8Dynamic, ProductWithinTheQuantizationBoundOfFp32) {
-  ThreadPool pool(2);
-  for (const auto& p : kProblems) {
-    SCOPED_TRACE(name_of(p));
-    const Data d = make_data(p, 23);
-    const std::vector<float> got = run_packed(p, d, &pool);
+  for_each_product(23, [](const Problem& p, const Data& d, const std::vector<float>& got) {
     // The scales from their definitions (not from the kernel's quantizers).
     std::vector<double> sa(p.M), sb(p.N), sum_a(p.M, 0), sum_b(p.N, 0);
     for (int64_t i = 0; i < p.M; ++i) {
@@ -250,7 +248,7 @@ TEST(Int8Dynamic, ProductWithinTheQuantizationBoundOfFp32) {
       EXPECT_GT(max_err, 1e-5) << "no quantization error at all: is this the fp32 path?";
     }
     std::printf("%s: max error %.3g, worst error / bound %.3f\n", name_of(p).c_str(), max_err, worst);
-  }
+  });
 }
 
 TEST(Int8Dynamic, ThreadsAndMisalignedWeightsGiveTheSameBits) {
