@@ -2,13 +2,14 @@
 // transformers.js pipeline('text-classification') on the texts of a JSONL file ({"text": ...} per
 // line), one text at a time, as `glassbox classify --timing` does: prints the same JSON summary
 // (load_ms, p50/p95/p99 per text, peak RSS) on stderr.
-// Usage: node bench/server/tjs_classify.js MODEL_DIR TEXTS.jsonl THREADS
+// Usage: node bench/server/tjs_classify.js MODEL_DIR TEXTS.jsonl THREADS [DTYPE]
+// DTYPE: fp32 (MODEL_DIR/onnx/model.onnx, default) or q8 (MODEL_DIR/onnx/model_quantized.onnx).
 'use strict';
 const fs = require('fs');
 const path = require('path');
 
 const PEERS = path.resolve(__dirname, '..', '..', '.peers', 'node_modules');
-const [dir, file, threads] = process.argv.slice(2);
+const [dir, file, threads, dtype = 'fp32'] = process.argv.slice(2);
 
 (async () => {
   const texts = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l).text);
@@ -17,7 +18,7 @@ const [dir, file, threads] = process.argv.slice(2);
   env.allowRemoteModels = false;
   env.localModelPath = path.dirname(path.resolve(dir));
   const classify = await pipeline('text-classification', path.basename(path.resolve(dir)), {
-    dtype: 'fp32', session_options: { intraOpNumThreads: Number(threads), interOpNumThreads: 1 },
+    dtype, session_options: { intraOpNumThreads: Number(threads), interOpNumThreads: 1 },
   });
   const load = performance.now() - t0;
   const per = [];

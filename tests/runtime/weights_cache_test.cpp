@@ -146,6 +146,12 @@ TEST(WeightsCache, MissThenHitBf16) {
   check_miss_then_hit(float_model(dir, "m.onnx", 1), float_inputs(), Precision::kBf16);
 }
 
+TEST(WeightsCache, MissThenHitInt8Dynamic) {
+  REQUIRE_OPS("MatMul", "Relu", "Gemm");
+  TempDir dir;
+  check_miss_then_hit(float_model(dir, "m.onnx", 1), float_inputs(), Precision::kInt8Dynamic);
+}
+
 TEST(WeightsCache, MissThenHitInt8MatMulInteger) {
   REQUIRE_OPS("MatMulInteger");
   TempDir dir;
@@ -158,7 +164,7 @@ TEST(WeightsCache, MissThenHitTinyBert) {
   auto probe = Session::load(model);
   ASSERT_TRUE(probe.ok()) << probe.error().to_string();
   const auto inputs = bert_inputs(*probe, 16, {16, 11}, 3);
-  for (Precision p : {Precision::kFp32, Precision::kBf16}) check_miss_then_hit(model, inputs, p);
+  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kInt8Dynamic}) check_miss_then_hit(model, inputs, p);
 }
 
 // Writes a valid cache file for `model` in `cache` and returns its path.
