@@ -5,6 +5,8 @@
 # Closed loop at 1, 4, 16 and 64 clients (bench/server/load.py), then glassbox under 10x overload
 # (160 clients, --max-queue 8). Prints one JSON line per case and a Markdown table.
 # Usage: bench/server/run.sh [GLASSBOX_BINARY] [SECONDS_PER_CASE]
+#   GLASSBOX_ARGS="--precision bf16" adds flags to `glassbox serve` (issue #17: the bf16 row; the peers stay fp32);
+#   BENCH_OVERLOAD=0 skips the two overload cases.
 # Needs: scripts/install_peers.sh (tokenizers, onnxruntime-node, @huggingface/transformers), /usr/bin/python3 with torch.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -15,7 +17,7 @@ work="${GLASSBOX_BENCH_DIR:-/tmp/glassbox-bench-server}"
 model="$root/tests/data/generated/bert_base_cls_op14.onnx"
 [[ -f "$model" ]] || /usr/bin/python3 "$root/scripts/make_test_models.py" --only bert_base_cls_op14
 [[ -f "$work/bench_cls/tokenizer.json" ]] || node "$root/bench/server/make_model_dir.js" "$work/bench_cls"
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); commit $(git -C "$root" rev-parse --short HEAD); $secs s per case"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); commit $(git -C "$root" rev-parse --short HEAD); $secs s per case; glassbox serve ${GLASSBOX_ARGS:-}"
 
 start() {  # start NAME CMD... -> sets PID, PORT (waits for "listening on 127.0.0.1:PORT"; glassbox: "server ready")
   local name=$1 log="$work/$1.log"; shift
@@ -38,11 +40,13 @@ for_server() {  # for_server NAME: warm up, then each client count
 }
 
 {
-  start glassbox "$bin" serve "$work/bench_cls" --host 127.0.0.1 --port 0 --threads $threads
+  # shellcheck disable=SC2086  # GLASSBOX_ARGS is a list of flags
+  start glassbox "$bin" serve "$work/bench_cls" --host 127.0.0.1 --port 0 --threads $threads ${GLASSBOX_ARGS:-}
   for_server glassbox
   kill $PID; wait $PID || true
-  for q in 8 2; do  # 10x overload (160 clients) against a queue of q requests
-    start glassbox_overload "$bin" serve "$work/bench_cls" --host 127.0.0.1 --port 0 --threads $threads --max-queue $q
+  for q in $([[ "${BENCH_OVERLOAD:-1}" == 0 ]] || echo 8 2); do  # 10x overload (160 clients) against a queue of q requests
+    # shellcheck disable=SC2086
+    start glassbox_overload "$bin" serve "$work/bench_cls" --host 127.0.0.1 --port 0 --threads $threads --max-queue $q ${GLASSBOX_ARGS:-}
     /usr/bin/python3 "$root/bench/server/load.py" --port "$PORT" --pid "$PID" --clients 2 --seconds 3 >/dev/null
     echo "{\"server\": \"glassbox_overload_q$q\", $(/usr/bin/python3 "$root/bench/server/load.py" --port "$PORT" --pid "$PID" --clients 160 --seconds "$secs" | cut -c2-)"
     kill $PID; wait $PID || true
