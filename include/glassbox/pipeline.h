@@ -52,6 +52,7 @@ struct PipelineOptions {
   // or "serve --config file" (a server config file's session.precision).
   std::string precision_source = "flag --precision";
   std::optional<std::string> weights_cache;    // override of glassbox.json weights_cache (flag --weights-cache; "" = off)
+  std::string weights_cache_source = "flag --weights-cache";  // as precision_source ("argument weights_cache": Python)
 };
 
 struct PipelineInput {

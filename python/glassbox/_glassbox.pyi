@@ -81,8 +81,10 @@ class Session:
     def __init__(self, path: Union[str, "PathLike[str]"], *, threads: int = 0, opt_level: int = 2,
                  precision: str = "fp32", disabled_passes: Optional[Sequence[str]] = None,
                  memory_limit_bytes: int = 17179869184, plan_cache_size: int = 64, use_memory_plan: bool = True,
-                 map_initializers: bool = True) -> None:
-        """Loads MODEL.onnx; precision: 'fp32' (default), 'bf16' or 'int8-dynamic' (as the CLI's --precision)."""
+                 map_initializers: bool = True,
+                 weights_cache: Optional[Union[str, "PathLike[str]"]] = None) -> None:
+        """Loads MODEL.onnx; precision: 'fp32' (default), 'bf16' or 'int8-dynamic' (as the CLI's --precision);
+        weights_cache: directory of the packed-weights cache (as --weights-cache; None: off)."""
     @property
     def inputs(self) -> List[TensorInfo]: """Declared inputs."""
     @property
@@ -95,6 +97,8 @@ class Session:
     def node_count(self) -> int: """Nodes after the load-time passes."""
     @property
     def pass_log(self) -> List[Tuple[str, str]]: """What each graph pass changed at load."""
+    def weights_cache_report(self, *, wait_for_write: bool = False) -> Dict[str, Any]:
+        """The packed-weights cache of this load (state off | hit | miss | rebuilt | unavailable, reason, ...)."""
     def run(self, feeds: Mapping[str, np.ndarray], outputs: Optional[Sequence[str]] = None, *,
             check_numerics: bool = False,
             observer: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, np.ndarray]:
@@ -109,7 +113,8 @@ class Session:
 class _Pipeline:
     """glassbox::Pipeline; use glassbox.pipeline()."""
     def __init__(self, model_dir: str, threads: int, opt_level: int, truncation: Optional[str],
-                 batch_size: Optional[int], precision: Optional[str] = None) -> None: ...
+                 batch_size: Optional[int], precision: Optional[str] = None,
+                 weights_cache: Optional[str] = None) -> None: ...
     task: str
     labels: List[str]
     model_dir: str

@@ -112,7 +112,9 @@ class FeatureExtractionPipeline(Pipeline):
 def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = None, *, threads: int = 0,
              opt_level: int = 2, truncation: Optional[str] = None,
              batch_size: Optional[int] = None,
-             precision: Optional[str] = None) -> Union[TextClassificationPipeline, FeatureExtractionPipeline]:
+             precision: Optional[str] = None,
+             weights_cache: Optional[Union[str, "os.PathLike[str]"]] = None
+             ) -> Union[TextClassificationPipeline, FeatureExtractionPipeline]:
     """Loads a text pipeline, like ``transformers.pipeline(task, model=...)``.
 
     task: ``"text-classification"`` or ``"feature-extraction"``; it must match the task the model
@@ -122,12 +124,14 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
     threads (0: physical cores), opt_level, truncation (None: glassbox.json's, else an overlong
     input is an error; ``"none" | "longest_first" | "only_first" | "only_second"``) and batch_size
     (None: glassbox.json's, else 8) and precision (None: glassbox.json's, else fp32; ``"fp32" | "bf16" |
-    "int8-dynamic"``) are the same settings as ``glassbox classify`` flags.
+    "int8-dynamic"``) and weights_cache (None: glassbox.json's, else off; a directory where the packed
+    weights are kept so later loads map them) are the same settings as ``glassbox classify`` flags.
     """
     if task not in _TASKS:
         raise InvalidInput(f"task {task!r} is not one of {sorted(_TASKS)}")
     directory = default_model_dir() if model_dir is None else os.fspath(model_dir)
-    core = _glassbox._Pipeline(directory, threads, opt_level, truncation, batch_size, precision)
+    cache = None if weights_cache is None else os.fspath(weights_cache)
+    core = _glassbox._Pipeline(directory, threads, opt_level, truncation, batch_size, precision, cache)
     if core.task != _TASKS[task]:
         err = InvalidInput(f"{directory}: the model directory's task is '{core.task}', "
                            f"not '{_TASKS[task]}' as pipeline({task!r}) needs "

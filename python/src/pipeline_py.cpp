@@ -45,7 +45,8 @@ std::vector<PipelineInput> parse_texts(const py::handle& texts) {
 void bind_pipeline(py::module_& m) {
   py::class_<PyPipeline>(m, "_Pipeline", "glassbox::Pipeline; use glassbox.pipeline().")
       .def(py::init([](const py::handle& model_dir, const py::handle& threads, const py::handle& opt_level,
-                       const py::handle& truncation, const py::handle& batch_size, const py::handle& precision) {
+                       const py::handle& truncation, const py::handle& batch_size, const py::handle& precision,
+                       const py::handle& weights_cache) {
              const std::string dir = as_path(model_dir, "model_dir");
              PipelineOptions o;
              o.session.threads = static_cast<int>(as_int(threads, "threads", 0, 4096));
@@ -64,6 +65,11 @@ void bind_pipeline(py::module_& m) {
                o.precision = *p;
                o.precision_source = "argument precision";
              }
+             if (!weights_cache.is_none()) {  // as --weights-cache: over glassbox.json's
+               o.weights_cache = as_path(weights_cache, "weights_cache");
+               if (o.weights_cache->empty()) raise_invalid("weights_cache must be a directory path or None, got ''");
+               o.weights_cache_source = "argument weights_cache";
+             }
              auto r = [&] {
                py::gil_scoped_release nogil;
                return Pipeline::load(dir, o);
@@ -71,7 +77,7 @@ void bind_pipeline(py::module_& m) {
              return PyPipeline{std::make_shared<const Pipeline>(unwrap(std::move(r))), dir, argument_sources(o.session)};
            }),
            py::arg("model_dir"), py::arg("threads"), py::arg("opt_level"), py::arg("truncation"), py::arg("batch_size"),
-           py::arg("precision") = py::none())
+           py::arg("precision") = py::none(), py::arg("weights_cache") = py::none())
       .def_property_readonly("task", [](const PyPipeline& p) {
         return p.pipeline->decisions().task == PipelineTask::kClassify ? "classify" : "embed";
       })

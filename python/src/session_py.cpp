@@ -109,7 +109,7 @@ struct PythonObserver {
 SessionOptions make_options(const py::handle& threads, const py::handle& opt_level, const py::handle& precision,
                             const py::handle& disabled_passes, const py::handle& memory_limit_bytes,
                             const py::handle& plan_cache_size, const py::handle& use_memory_plan,
-                            const py::handle& map_initializers) {
+                            const py::handle& map_initializers, const py::handle& weights_cache) {
   SessionOptions o;
   o.threads = static_cast<int>(as_int(threads, "threads", 0, 4096));
   o.opt_level = static_cast<int>(as_int(opt_level, "opt_level", 0, 2));
@@ -135,6 +135,10 @@ SessionOptions make_options(const py::handle& threads, const py::handle& opt_lev
   o.plan_cache_size = static_cast<int>(as_int(plan_cache_size, "plan_cache_size", 1, 1 << 20));
   o.use_memory_plan = as_bool(use_memory_plan, "use_memory_plan");
   o.map_initializers = as_bool(map_initializers, "map_initializers");
+  if (!weights_cache.is_none()) {
+    o.weights_cache = as_path(weights_cache, "weights_cache");
+    if (o.weights_cache.empty()) raise_invalid("weights_cache must be a directory path or None, got ''");
+  }
   return o;
 }
 
@@ -149,6 +153,7 @@ py::dict options_dict(const SessionOptions& o) {
   d["plan_cache_size"] = o.plan_cache_size;
   d["use_memory_plan"] = o.use_memory_plan;
   d["map_initializers"] = o.map_initializers;
+  d["weights_cache"] = o.weights_cache.empty() ? py::object(py::none()) : py::object(py::str(o.weights_cache));
   return d;
 }
 
@@ -168,6 +173,7 @@ std::map<std::string, std::string> argument_sources(const SessionOptions& given)
   mark("plan_cache_size", given.plan_cache_size != d.plan_cache_size);
   mark("use_memory_plan", given.use_memory_plan != d.use_memory_plan);
   mark("map_initializers", given.map_initializers != d.map_initializers);
+  mark("weights_cache", given.weights_cache != d.weights_cache);
   return s;
 }
 
@@ -189,10 +195,11 @@ void bind_session(py::module_& m) {
       .def(py::init([](const py::handle& path, const py::handle& threads, const py::handle& opt_level,
                        const py::handle& precision, const py::handle& disabled_passes,
                        const py::handle& memory_limit_bytes, const py::handle& plan_cache_size,
-                       const py::handle& use_memory_plan, const py::handle& map_initializers) {
+                       const py::handle& use_memory_plan, const py::handle& map_initializers,
+                       const py::handle& weights_cache) {
              const std::string p = as_path(path, "path");
              SessionOptions o = make_options(threads, opt_level, precision, disabled_passes, memory_limit_bytes,
-                                             plan_cache_size, use_memory_plan, map_initializers);
+                                             plan_cache_size, use_memory_plan, map_initializers, weights_cache);
              auto r = [&] {
                py::gil_scoped_release nogil;
                return Session::load(p, o);
@@ -203,15 +210,31 @@ void bind_session(py::module_& m) {
            py::arg("precision") = "fp32", py::arg("disabled_passes") = py::none(),
            py::arg("memory_limit_bytes") = d.memory_limit_bytes, py::arg("plan_cache_size") = d.plan_cache_size,
            py::arg("use_memory_plan") = d.use_memory_plan, py::arg("map_initializers") = d.map_initializers,
+           py::arg("weights_cache") = py::none(),
            "Loads MODEL.onnx. threads=0: physical cores; opt_level 0 runs the graph as written, 2 (default) folds "
            "shapes per input signature; precision: 'fp32' (default: the exported model's arithmetic), 'bf16' or "
            "'int8-dynamic' (GEMMs on constant weights in lower precision: faster, outputs change; "
-           "measure with `glassbox accuracy`).")
+           "measure with `glassbox accuracy`); weights_cache: a directory for the packed weights (default None: off; "
+           "later loads map them instead of packing, see weights_cache_report()).")
       .def_property_readonly("inputs", [](const PySession& s) { return s.session->inputs(); }, "Declared inputs (TensorInfo).")
       .def_property_readonly("outputs", [](const PySession& s) { return s.session->outputs(); }, "Declared outputs (TensorInfo).")
       .def_property_readonly("options", [](const PySession& s) { return options_dict(s.session->options()); },
                              "The options in effect (threads resolved) as a dict.")
       .def_property_readonly("path", [](const PySession& s) { return s.path; }, "The model file.")
+      .def(
+          "weights_cache_report",
+          [](const PySession& s, bool wait_for_write) {
+            WeightsCacheReport r;
+            {
+              py::gil_scoped_release nogil;
+              r = s.session->weights_cache_report(wait_for_write);
+            }
+            return json_to_python(diag::weights_cache_to_json(r).dump());
+          },
+          py::kw_only(), py::arg("wait_for_write") = false,
+          "The packed-weights cache of this load: file, state (off | hit | miss | rebuilt | unavailable), reason, "
+          "packings, bytes, open_ms, used / refused, and the write's outcome (wait_for_write=True waits for the "
+          "write after the first run), as `glassbox explain MODEL --weights-cache DIR` prints it.")
       .def_property_readonly("node_count", [](const PySession& s) { return s.session->node_count(); },
                              "Nodes after the load-time passes.")
       .def_property_readonly(

@@ -130,3 +130,18 @@ def test_embed_equals_cli(embed_dir):
     assert [d["tokens"] for d in emb.details(texts)] == [c["tokens"] for c in cli]
     with pytest.raises(glassbox.InvalidInput, match="task"):
         glassbox.pipeline("text-classification", embed_dir)
+
+
+def test_weights_cache_argument_equals_cli_flag(embed_dir, tmp_path):
+    cache = tmp_path / "cache"
+    texts = ["the weather is lovely today", "I forgot my keys at the office"]
+    cli = cli_jsonl(["embed", embed_dir, "--threads", "1", "--weights-cache", str(cache)], texts)
+    assert len(list(cache.glob("*.gbpw"))) == 1  # the CLI wrote the file after its first run
+    emb = glassbox.pipeline("feature-extraction", embed_dir, threads=1, weights_cache=cache)  # maps it
+    vectors = emb(texts)
+    for i, c in enumerate(cli):
+        np.testing.assert_allclose(vectors[i], np.asarray(c["vector"], np.float32), rtol=0, atol=1e-6)
+    rows = [d for d in emb.explain()["pipeline"] if d["field"] == "weights_cache"]
+    assert rows == [{"field": "weights_cache", "value": str(cache), "source": "argument weights_cache"}]
+    with pytest.raises(glassbox.InvalidInput):
+        glassbox.pipeline("feature-extraction", embed_dir, weights_cache="")

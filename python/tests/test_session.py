@@ -151,6 +151,36 @@ def test_precision_equals_cli(precision, threshold, tmp_path):
     assert rows and rows[0]["value"] == precision and rows[0]["source"] == "argument"
 
 
+# weights_cache= is the CLI's --weights-cache: the first load packs and writes the file after its
+# first run, the next maps it; both give the uncached session's outputs bit for bit (the blocking
+# depends on the thread count: same threads); explain shows the argument as the source.
+@pytest.mark.parametrize("precision", ["fp32", "int8-dynamic"])
+def test_weights_cache_miss_then_hit(precision, tmp_path):
+    path = generated_model("bert_tiny_op14")
+    plain = glassbox.Session(path, threads=1, precision=precision)
+    assert plain.options["weights_cache"] is None and plain.weights_cache_report()["state"] == "off"
+    feeds = text_feeds(plain, 2, 16, 4)
+    want = plain.run(feeds)
+    cache = tmp_path / "cache"
+    first = glassbox.Session(path, threads=1, precision=precision, weights_cache=cache)
+    assert first.options["weights_cache"] == str(cache)
+    assert first.weights_cache_report()["state"] == "miss"
+    got_first = first.run(feeds)
+    report = first.weights_cache_report(wait_for_write=True)
+    assert report["write"].startswith("written"), report
+    second = glassbox.Session(path, threads=1, precision=precision, weights_cache=cache)
+    got_second = second.run(feeds)
+    report = second.weights_cache_report()
+    assert report["state"] == "hit" and report["used"] > 0 and report["refused"] == 0, report
+    for name, w in want.items():
+        np.testing.assert_array_equal(got_first[name], w, err_msg=f"miss {name}")
+        np.testing.assert_array_equal(got_second[name], w, err_msg=f"hit {name}")
+    rows = [r for r in second.explain()["options"] if r["name"] == "weights_cache"]
+    assert rows and rows[0]["value"] == str(cache) and rows[0]["source"] == "argument"
+    with pytest.raises(glassbox.InvalidInput):
+        glassbox.Session(path, weights_cache="")
+
+
 def test_unknown_precision_is_refused():
     for p in ("int8", "fp16"):
         with pytest.raises(glassbox.InvalidInput) as e:

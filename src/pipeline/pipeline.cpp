@@ -237,7 +237,7 @@ Result<Derivation> derive_weights_cache(const pipeline::ModelDirFiles& files, co
   Derivation row{"weights_cache", "", ""};
   if (options.weights_cache) {
     session_options.weights_cache = *options.weights_cache;
-    row.source = "flag --weights-cache";
+    row.source = options.weights_cache_source;
   } else if (!options.session.weights_cache.empty()) {
     row.source = "session option weights_cache";
   } else if (files.glassbox.is_object() && files.glassbox.contains("weights_cache") && !files.glassbox["weights_cache"].is_null()) {

@@ -187,7 +187,11 @@ class WeightsCache final : public ops::PackedBlobStore {
 
   void after_run() {
     std::lock_guard<std::mutex> lock(mu_);
-    if (writer_started_ || pending_.empty() || !writable_ || (report_.state != "miss" && report_.state != "rebuilt")) return;
+    if (writer_started_ || !writable_ || (report_.state != "miss" && report_.state != "rebuilt")) return;
+    if (pending_.empty()) {  // the first run packed nothing the cache covers (e.g. only convolutions)
+      report_.write = "skipped: the first run packed no GEMM weights (nothing to cache for this model)";
+      return;
+    }
     writer_started_ = true;
     report_.write = "pending: writing in the background";
     writer_ = std::thread([this] { write_file(); });  // joined by the destructor (the session's end)
