@@ -13,9 +13,10 @@ training.
 
 Model: scripts/make_test_models.py's Encoder (its layout and its ONNX export), BERT-base shape (12
 layers, hidden 768, 12 heads, FFN 3072, vocab 30522), BERT's initialisation (normal 0.02, zero bias).
-To fit a CPU budget the embeddings and the lower layers stay at their seeded random init (frozen);
-their outputs are computed once per training text, and only the top --trainable-layers layers,
-the pooler and the classifier are trained (AdamW, linear warm-up and decay). Tokenizer: the WordPiece
+To fit a CPU budget: stage 1 trains the word embeddings (+ embedding LayerNorm) under a masked mean
+and a linear probe (fastText-like, seconds); the lower layers stay at their seeded random init (frozen),
+their outputs are computed once per training text (--cache keeps them), and only the top
+--trainable-layers layers, the pooler and the classifier are trained (AdamW, linear warm-up and decay). Tokenizer: the WordPiece
 tokenizer bench/server/make_model_dir.js trains with the HF `tokenizers` peer (node); texts are
 tokenized by that peer, not by glassbox.
 
@@ -23,7 +24,7 @@ Writes OUT/ (default tests/data/generated/lang10_bert_base, ignored by git): the
 test.jsonl (held-out texts, {"text", "label"}), train_report.json (accuracy, margins, timing) and
 test_logits.npy (torch fp32 logits of test.jsonl, for peer cross-checks).
 
-Usage: nice -n 19 scripts/train_classifier.py [--out DIR] [--minutes 25] [--train-per-class 500]
+Usage: nice -n 19 scripts/train_classifier.py [--out DIR] [--epochs 3] [--minutes 28] [--cache FILE]
        scripts/train_classifier.py --smoke --out /tmp/x   (2 layers, hidden 64, 2 steps: checks the path)
 """
 import argparse
