@@ -113,6 +113,14 @@ def export(name, c, opset, out_dir, seed):
         for p in model.parameters():
             if p.dim() > 1:
                 p.normal_(0.0, 0.08)
+    path = os.path.join(out_dir, name + ".onnx")
+    export_module(model, c, opset, path)
+    print(f"wrote {path} ({os.path.getsize(path)} bytes, opset {opset})")
+
+
+def export_module(model, c, opset, path):
+    """torch.onnx.export of an Encoder with the inputs/outputs/dynamic axes the tests and pipelines expect
+    (also used by scripts/train_classifier.py for its trained model)."""
     ids = torch.randint(0, c.vocab, (2, 16), dtype=torch.long)
     mask = torch.ones(2, 16, dtype=torch.long)
     args = [ids, mask]
@@ -132,10 +140,8 @@ def export(name, c, opset, out_dir, seed):
     else:
         outputs = ["last_hidden_state"]
         axes["last_hidden_state"] = {0: "batch", 1: "sequence"}
-    path = os.path.join(out_dir, name + ".onnx")
     torch.onnx.export(model, tuple(args), path, input_names=inputs, output_names=outputs,
                       dynamic_axes=axes, opset_version=opset, do_constant_folding=True)
-    print(f"wrote {path} ({os.path.getsize(path)} bytes, opset {opset})")
 
 
 SMALL = {
