@@ -77,8 +77,8 @@ class MultiHeadAttentionOp final : public Op {
  private:
   // Strides of the mask over the scores' dims [B, H, Sq, Skv] (0 where it broadcasts).
   static Status mask_strides(ComputeContext& ctx, const Tensor& mask, const Shape& scores, int64_t* stride) {
-    GB_ASSIGN_OR_RETURN(Shape bs, broadcast_shapes(scores, mask.shape()));
-    if (bs != scores)
+    auto bs = broadcast_shapes(scores, mask.shape());
+    if (!bs.ok() || *bs != scores)
       return op_error(ctx, ErrorCode::kInvalidArgument,
                       "MultiHeadAttention: mask " + shape_to_string(mask.shape()) + " does not broadcast to the scores " +
                           shape_to_string(scores));
