@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "glassbox/session.h"
 #include "bert_inputs.h"
@@ -36,6 +37,7 @@ TEST(Fusion, EveryPassAndVariantMatchesLevelZeroOnAwkwardShapes) {
                                          {"no matmul_epilogue_fusion", {"matmul_epilogue_fusion"}},
                                          {"no layer_norm_fusion", {"layer_norm_fusion"}},
                                          {"no attention_softmax_fusion", {"attention_softmax_fusion"}},
+                                         {"no attention_fusion", {"attention_fusion"}},
                                          {"no packed_weights", {"packed_weights"}}};
   struct ShapeCase {
     int64_t seq;
@@ -88,11 +90,36 @@ TEST(Fusion, PatternsOfTheOpset14ExportAllFire) {
   EXPECT_EQ(fired["matmul_epilogue_fusion"], 12);
   EXPECT_EQ(fired["layer_norm_fusion"], 5);
   EXPECT_EQ(fired["attention_softmax_fusion"], 2);
+  EXPECT_EQ(fired["attention_fusion"], 2);
   SessionOptions off;
-  off.disabled_passes = {"gelu_fusion", "matmul_epilogue_fusion", "layer_norm_fusion", "attention_softmax_fusion"};
+  off.disabled_passes = {"gelu_fusion", "matmul_epilogue_fusion", "layer_norm_fusion", "attention_softmax_fusion",
+                         "attention_fusion"};
   auto plain = Session::load(generated_model_path("bert_tiny_op14"), off);
   ASSERT_TRUE(plain.ok());
   EXPECT_LT(s->node_count() + 50, plain->node_count());
+}
+
+// The graph a run executes (specialized to its input shapes) has one MultiHeadAttention per
+// layer and no ScaledMaskedSoftmax left; none with attention_fusion off.
+TEST(Fusion, AttentionFusionReachesTheExecutedGraph) {
+  for (const char* name : {"bert_tiny_op14", "distilbert_tiny_op14", "bert_tiny_op17"}) {
+    if (!std::filesystem::exists(generated_model_path(name))) GTEST_SKIP() << "run scripts/make_test_models.py";
+    SCOPED_TRACE(name);
+    for (bool enabled : {true, false}) {
+      SessionOptions o;
+      if (!enabled) o.disabled_passes = {"attention_fusion"};
+      auto s = Session::load(generated_model_path(name), o);
+      ASSERT_TRUE(s.ok()) << s.error().to_string();
+      std::map<std::string, int> ops;
+      auto out = s->run_observed(bert_inputs(*s, 9, {9, 5}, 7), [&](const NodeEvent& e) {
+        ops[e.op_type]++;
+        return Status{};
+      });
+      ASSERT_TRUE(out.ok()) << out.error().to_string();
+      EXPECT_EQ(ops["MultiHeadAttention"], enabled ? 2 : 0);  // 2 layers
+      EXPECT_EQ(ops["ScaledMaskedSoftmax"], enabled ? 0 : 2);
+    }
+  }
 }
 
 }  // namespace

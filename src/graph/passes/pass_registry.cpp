@@ -8,7 +8,8 @@ namespace {
 // into constants that constant folding then propagates (the fusions need their
 // scalars and weights as initializers), GELU is one node before the MatMul
 // epilogue fusion looks for it, and dead-node elimination sweeps whatever the
-// folds left without consumers. quantized_matmul_fusion runs before constant folding,
+// folds left without consumers. attention_fusion needs the ScaledMaskedSoftmax that
+// attention_softmax_fusion makes. quantized_matmul_fusion runs before constant folding,
 // which would otherwise turn a DequantizeLinear of constant int8 weights into float weights
 // (hiding the QDQ pattern); the quantizers write scales and weights as initializers.
 constexpr PassEntry kPasses[] = {
@@ -20,6 +21,7 @@ constexpr PassEntry kPasses[] = {
     {"matmul_epilogue_fusion", 2, "MatMul with constant weights + bias Add [+ Gelu] [+ residual Add] -> glassbox::FusedMatMul (epilogue fused into the GEMM)", &matmul_epilogue_fusion},
     {"layer_norm_fusion", 2, "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add (torch.onnx LayerNorm, last axis) -> glassbox::LayerNorm", &layer_norm_fusion},
     {"attention_softmax_fusion", 2, "Div(scores, c)/Add(mask)/Softmax(-1) -> glassbox::ScaledMaskedSoftmax (one pass over the attention scores)", &attention_softmax_fusion},
+    {"attention_fusion", 2, "Reshape/Transpose of Q, K, V + MatMul/ScaledMaskedSoftmax/MatMul + Transpose (encoder self-attention) -> glassbox::MultiHeadAttention (no head transposes; scores of one head stay in cache)", &attention_fusion},
     {"dead_node_elimination", 1, "removes nodes none of whose outputs reach a graph output", &dead_node_elimination},
     // Runtime kernel variants: no graph rewrite (run == nullptr), switched by the same names.
     {"packed_weights", 1, "kernel variant: MatMul (and the fused MatMul ops) pack constant float32 (MatMulInteger: int8) weights once (lazily, at the first run) into oneDNN's blocked layout; costs one extra copy of those weights", nullptr},

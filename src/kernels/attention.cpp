@@ -1,0 +1,99 @@
+// attention_f32: per (batch, head) unit, on one thread: scores = Q_h K_h^T (oneDNN,
+// strided operands, no copies), softmax(scale * scores + mask) row by row in place,
+// context = P V_h written straight into the token-major output.
+#include "kernels/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/gemm.h"
+#include "kernels/softmax.h"
+
+namespace glassbox::kernels {
+namespace {
+
+float* score_buffer(size_t n) {
+  thread_local std::vector<float> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf.data();
+}
+
+void attention_unit(const AttentionDesc& d, int64_t b, int64_t h, const float* q, const float* k, const float* v,
+                    const float* mask, float* out) {
+  const int64_t D = d.head_dim;
+  const float* qh = q + b * d.q_batch + h * D;
+  const float* kh = k + b * d.k_batch + h * D;
+  const float* vh = v + b * d.v_batch + h * D;
+  float* oh = out + b * d.out_batch + h * D;
+  float* s = score_buffer(static_cast<size_t>(d.q_len * d.kv_len));
+  GemmDesc qk;
+  qk.M = d.q_len;
+  qk.N = d.kv_len;
+  qk.K = D;
+  qk.trans_b = true;
+  qk.lda = d.q_row;
+  qk.ldb = d.k_row;
+  qk.ldc = d.kv_len;
+  gemm_f32(qk, qh, kh, s, nullptr);
+  static const float kNoMask = 0.f;
+  for (int64_t i = 0; i < d.q_len; ++i) {
+    const float* m = mask ? mask + b * d.mask_stride[0] + h * d.mask_stride[1] + i * d.mask_stride[2] : &kNoMask;
+    const int64_t ms = mask ? d.mask_stride[3] : 0;
+    scaled_masked_softmax_row_f32(s + i * d.kv_len, m, ms, s + i * d.kv_len, d.kv_len, d.scale);
+  }
+  GemmDesc pv;
+  pv.M = d.q_len;
+  pv.N = D;
+  pv.K = d.kv_len;
+  pv.lda = d.kv_len;
+  pv.ldb = d.v_row;
+  pv.ldc = d.out_row;
+  gemm_f32(pv, s, vh, oh, nullptr);
+}
+
+}  // namespace
+
+void attention_f32(const AttentionDesc& d, const float* q, const float* k, const float* v, const float* mask, float* out,
+                   ThreadPool* pool) {
+  if (d.batch <= 0 || d.heads <= 0 || d.q_len <= 0 || d.head_dim <= 0) return;
+  const int64_t units = d.batch * d.heads;
+  auto run = [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) attention_unit(d, u / d.heads, u % d.heads, q, k, v, mask, out);
+  };
+  if (pool) pool->parallel_for(units, 1, run);
+  else run(0, units);
+}
+
+void attention_f32_reference(const AttentionDesc& d, const float* q, const float* k, const float* v, const float* mask,
+                             float* out) {
+  std::vector<double> p(static_cast<size_t>(std::max<int64_t>(d.kv_len, 1)));
+  for (int64_t b = 0; b < d.batch; ++b)
+    for (int64_t h = 0; h < d.heads; ++h)
+      for (int64_t i = 0; i < d.q_len; ++i) {
+        const float* qi = q + b * d.q_batch + i * d.q_row + h * d.head_dim;
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < d.kv_len; ++j) {
+          const float* kj = k + b * d.k_batch + j * d.k_row + h * d.head_dim;
+          double dot = 0;
+          for (int64_t c = 0; c < d.head_dim; ++c) dot += static_cast<double>(qi[c]) * kj[c];
+          double m = 0;
+          if (mask)
+            m = mask[b * d.mask_stride[0] + h * d.mask_stride[1] + i * d.mask_stride[2] + j * d.mask_stride[3]];
+          p[static_cast<size_t>(j)] = dot * d.scale + m;
+          mx = std::max(mx, p[static_cast<size_t>(j)]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < d.kv_len; ++j) sum += (p[static_cast<size_t>(j)] = std::exp(p[static_cast<size_t>(j)] - mx));
+        float* oi = out + b * d.out_batch + i * d.out_row + h * d.head_dim;
+        for (int64_t c = 0; c < d.head_dim; ++c) {
+          double acc = 0;
+          for (int64_t j = 0; j < d.kv_len; ++j)
+            acc += p[static_cast<size_t>(j)] / sum * v[b * d.v_batch + j * d.v_row + h * d.head_dim + c];
+          oi[c] = static_cast<float>(acc);
+        }
+      }
+}
+
+}  // namespace glassbox::kernels

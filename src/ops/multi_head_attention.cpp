@@ -1,0 +1,123 @@
+// glassbox::MultiHeadAttention (internal, made by the attention_fusion pass): the encoder
+// self-attention block as torch.onnx writes it, from the Q/K/V projections to the
+// context before its output projection:
+//   Y = Transpose(MatMul(Softmax(MatMul(Tq(Reshape(Q)), Tk(Reshape(K))) * scale + mask), Tv(Reshape(V))))
+// Attributes q_shape / k_shape / v_shape are the three Reshape targets [batch, tokens,
+// heads, head_dim], where a 0 batch or token count copies the input's dim (Reshape's
+// meaning of 0); Q, K, V are float32 with those element counts, read in place as
+// token-major rows. mask (optional) broadcasts
+// to [batch, heads, q_tokens, kv_tokens]. Y is [batch, q_tokens, heads, head_dim].
+#include <vector>
+
+#include "kernels/attention.h"
+#include "ops/attr_util.h"
+#include "ops/elementwise.h"
+
+namespace glassbox::ops {
+namespace {
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+class MultiHeadAttentionOp final : public Op {
+ public:
+  MultiHeadAttentionOp(std::vector<int64_t> q, std::vector<int64_t> k, std::vector<int64_t> v, float scale)
+      : q_(std::move(q)), k_(std::move(k)), v_(std::move(v)), scale_(scale) {}
+
+  Status compute(ComputeContext& ctx) const override {
+    GB_ASSIGN_OR_RETURN(const Tensor* q, require_input(ctx, 0, "Q"));
+    GB_ASSIGN_OR_RETURN(const Tensor* k, require_input(ctx, 1, "K"));
+    GB_ASSIGN_OR_RETURN(const Tensor* v, require_input(ctx, 2, "V"));
+    const Tensor* mask = ctx.input(3);
+    for (const Tensor* t : {q, k, v, mask})
+      if (t && t->dtype() != DataType::kFloat32) return op_error(ctx, ErrorCode::kInternal, "MultiHeadAttention expects float32");
+    const char* names[] = {"Q", "K", "V"};
+    const std::vector<int64_t>* targets[] = {&q_, &k_, &v_};
+    const Tensor* ins[] = {q, k, v};
+    std::vector<int64_t> dims[3];
+    for (int i = 0; i < 3; ++i) {
+      dims[i] = *targets[i];
+      bool ok = true;
+      for (size_t a = 0; a < 2; ++a)
+        if (dims[i][a] == 0) {
+          ok = ok && static_cast<size_t>(ins[i]->rank()) > a;
+          dims[i][a] = ok ? ins[i]->shape()[a] : 0;
+        }
+      if (!ok || ins[i]->numel() != product(dims[i]))
+        return op_error(ctx, ErrorCode::kInvalidArgument,
+                        std::string("MultiHeadAttention: ") + names[i] + " " + shape_to_string(ins[i]->shape()) +
+                            " cannot be reshaped to " + shape_to_string(*targets[i]));
+    }
+    if (dims[0][0] != dims[1][0] || dims[1] != dims[2])
+      return op_error(ctx, ErrorCode::kInvalidArgument,
+                      "MultiHeadAttention: Q " + shape_to_string(dims[0]) + ", K " + shape_to_string(dims[1]) + " and V " +
+                          shape_to_string(dims[2]) + " disagree on batch or key/value tokens");
+    const int64_t B = dims[0][0], Sq = dims[0][1], H = q_[2], D = q_[3], Skv = dims[1][1];
+    kernels::AttentionDesc d;
+    d.batch = B;
+    d.heads = H;
+    d.q_len = Sq;
+    d.kv_len = Skv;
+    d.head_dim = D;
+    d.q_row = d.k_row = d.v_row = d.out_row = H * D;
+    d.q_batch = d.out_batch = Sq * H * D;
+    d.k_batch = d.v_batch = Skv * H * D;
+    d.scale = scale_;
+    if (mask) GB_RETURN_IF_ERROR(mask_strides(ctx, *mask, {B, H, Sq, Skv}, d.mask_stride));
+    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, Shape{B, Sq, H, D}));
+    if (y->numel() == 0) return {};
+    kernels::attention_f32(d, q->data<float>(), k->data<float>(), v->data<float>(), mask ? mask->data<float>() : nullptr,
+                           y->mutable_data<float>(), &ctx.pool());
+    return {};
+  }
+
+ private:
+  // Strides of the mask over the scores' dims [B, H, Sq, Skv] (0 where it broadcasts).
+  static Status mask_strides(ComputeContext& ctx, const Tensor& mask, const Shape& scores, int64_t* stride) {
+    auto bs = broadcast_shapes(scores, mask.shape());
+    if (!bs.ok() || *bs != scores)
+      return op_error(ctx, ErrorCode::kInvalidArgument,
+                      "MultiHeadAttention: mask " + shape_to_string(mask.shape()) + " does not broadcast to the scores " +
+                          shape_to_string(scores));
+    Shape ms(4 - mask.shape().size(), 1);
+    ms.insert(ms.end(), mask.shape().begin(), mask.shape().end());
+    int64_t acc = 1;
+    for (int i = 4; i-- > 0;) {
+      stride[i] = ms[static_cast<size_t>(i)] == 1 ? 0 : acc;
+      acc *= ms[static_cast<size_t>(i)];
+    }
+    return {};
+  }
+
+  std::vector<int64_t> q_, k_, v_;
+  float scale_;
+};
+
+Result<std::vector<int64_t>> shape_attr(const graph::Node& node, const char* name) {
+  const graph::Attribute* a = node.attr(name);
+  bool ok = a && a->type == graph::AttrType::kInts && a->ints.size() == 4;
+  for (size_t i = 0; ok && i < 4; ++i) ok = a->ints[i] >= 0;
+  if (!ok)
+    return make_error(ErrorCode::kInvalidModel, std::string("attribute '") + name + "' must hold 4 non-negative dims",
+                      "node '" + node.name + "' (glassbox::MultiHeadAttention)");
+  return a->ints;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Op>> create_internal_MultiHeadAttention(const graph::Node& node) {
+  GB_RETURN_IF_ERROR(check_known_attrs(node, {"q_shape", "k_shape", "v_shape", "scale"}));
+  GB_ASSIGN_OR_RETURN(auto q, shape_attr(node, "q_shape"));
+  GB_ASSIGN_OR_RETURN(auto k, shape_attr(node, "k_shape"));
+  GB_ASSIGN_OR_RETURN(auto v, shape_attr(node, "v_shape"));
+  if (q[2] != k[2] || q[3] != k[3] || k[2] != v[2] || k[3] != v[3] || q[2] == 0 || q[3] == 0)
+    return make_error(ErrorCode::kInvalidModel, "q_shape, k_shape and v_shape disagree on heads or head_dim (or one is 0)",
+                      "node '" + node.name + "' (glassbox::MultiHeadAttention)");
+  GB_ASSIGN_OR_RETURN(float scale, attr_float(node, "scale", 1.f));
+  return std::unique_ptr<Op>(new MultiHeadAttentionOp(std::move(q), std::move(k), std::move(v), scale));
+}
+
+}  // namespace glassbox::ops

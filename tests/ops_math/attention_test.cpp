@@ -1,0 +1,114 @@
+// glassbox::MultiHeadAttention and kernels::attention_f32 against the double-accumulating
+// reference: odd head sizes and token counts (oneDNN tails), one token, cross lengths
+// (q_len != kv_len), masks broadcasting along every axis, no mask, 1 and 3 threads; and
+// the op refuses inputs that do not fit its reshape targets or masks that do not broadcast.
+#include <cmath>
+
+#include "core/thread_pool.h"
+#include "kernels/attention.h"
+#include "test_context.h"
+#include "test_util.h"
+
+namespace glassbox::ops::testing {
+namespace {
+
+struct Case {
+  int64_t B, H, Sq, Skv, D;
+};
+
+kernels::AttentionDesc desc_of(const Case& c) {
+  kernels::AttentionDesc d;
+  d.batch = c.B;
+  d.heads = c.H;
+  d.q_len = c.Sq;
+  d.kv_len = c.Skv;
+  d.head_dim = c.D;
+  d.q_row = d.k_row = d.v_row = d.out_row = c.H * c.D;
+  d.q_batch = d.out_batch = c.Sq * c.H * c.D;
+  d.k_batch = d.v_batch = c.Skv * c.H * c.D;
+  d.scale = 1.f / std::sqrt(static_cast<float>(c.D));
+  return d;
+}
+
+TEST(Attention, KernelMatchesReference) {
+  const std::vector<Case> cases = {{1, 1, 1, 1, 1}, {1, 2, 7, 7, 5}, {2, 3, 13, 13, 16}, {1, 4, 5, 9, 33}, {2, 12, 128, 128, 64}};
+  uint32_t seed = 3;
+  for (int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    for (const Case& c : cases) {
+      Tensor q = random_f32({c.B * c.Sq * c.H * c.D}, seed++), k = random_f32({c.B * c.Skv * c.H * c.D}, seed++),
+             v = random_f32({c.B * c.Skv * c.H * c.D}, seed++), mask = random_f32({c.B * c.Skv}, seed++, -10.f, 0.f);
+      kernels::AttentionDesc d = desc_of(c);
+      d.mask_stride[0] = c.Skv;  // [B, 1, 1, Skv]
+      d.mask_stride[3] = 1;
+      for (bool masked : {true, false}) {
+        std::vector<float> got(static_cast<size_t>(c.B * c.Sq * c.H * c.D)), want(got.size());
+        const float* m = masked ? mask.data<float>() : nullptr;
+        kernels::attention_f32(d, q.data<float>(), k.data<float>(), v.data<float>(), m, got.data(), &pool);
+        kernels::attention_f32_reference(d, q.data<float>(), k.data<float>(), v.data<float>(), m, want.data());
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::fabs(want[i])))
+              << c.B << "x" << c.H << "x" << c.Sq << "x" << c.Skv << "x" << c.D << " masked " << masked << " at " << i;
+      }
+    }
+  }
+}
+
+Result<std::vector<Tensor>> run_attention(const Case& c, const Tensor& q, const Tensor& k, const Tensor& v,
+                                          const Tensor* mask, int threads) {
+  auto node = NodeBuilder("MultiHeadAttention", mask ? 4 : 3)
+                  .ints("q_shape", {c.B, c.Sq, c.H, c.D})
+                  .ints("k_shape", {c.B, c.Skv, c.H, c.D})
+                  .ints("v_shape", {c.B, c.Skv, c.H, c.D})
+                  .f("scale", 0.25f)
+                  .node;
+  node.domain = "glassbox";
+  std::vector<const Tensor*> ins{&q, &k, &v};
+  if (mask) ins.push_back(mask);
+  return run_op(node, 14, ins, threads);
+}
+
+TEST(Attention, OpBroadcastsTheMask) {
+  const Case c{2, 3, 5, 6, 4};
+  Tensor q = random_f32({c.B, c.Sq, c.H * c.D}, 1), k = random_f32({c.B, c.Skv, c.H * c.D}, 2),
+         v = random_f32({c.B, c.Skv, c.H * c.D}, 3);
+  const std::vector<Shape> masks = {{2, 1, 1, 6}, {6}, {1}, {3, 1, 6}, {2, 3, 5, 1}, {2, 3, 5, 6}};
+  for (const Shape& ms : masks) {
+    SCOPED_TRACE("mask " + shape_to_string(ms));
+    Tensor mask = random_f32(ms, 4, -10.f, 0.f);
+    auto out = run_attention(c, q, k, v, &mask, 2);
+    ASSERT_TRUE(out.ok()) << out.error().to_string();
+    ASSERT_EQ((*out)[0].shape(), (Shape{c.B, c.Sq, c.H, c.D}));
+    // The reference reads the mask expanded to [B, H, Sq, Skv].
+    std::vector<float> full(static_cast<size_t>(c.B * c.H * c.Sq * c.Skv));
+    const Shape scores{c.B, c.H, c.Sq, c.Skv};
+    for (size_t i = 0; i < full.size(); ++i) full[i] = mask.data<float>()[bcast_index(scores, ms, static_cast<int64_t>(i))];
+    kernels::AttentionDesc d = desc_of(c);
+    d.scale = 0.25f;
+    d.mask_stride[0] = c.H * c.Sq * c.Skv;
+    d.mask_stride[1] = c.Sq * c.Skv;
+    d.mask_stride[2] = c.Skv;
+    d.mask_stride[3] = 1;
+    std::vector<float> want(static_cast<size_t>(q.numel()));
+    kernels::attention_f32_reference(d, q.data<float>(), k.data<float>(), v.data<float>(), full.data(), want.data());
+    expect_close((*out)[0], want, 1e-5f, 1e-6f);
+  }
+}
+
+TEST(Attention, OpRefusesMisfitInputs) {
+  const Case c{1, 2, 4, 4, 3};
+  Tensor q = random_f32({1, 4, 6}, 1), k = random_f32({1, 4, 6}, 2), v = random_f32({1, 4, 6}, 3);
+  Tensor short_k = random_f32({1, 3, 6}, 4), bad_mask = random_f32({1, 1, 1, 3}, 5);
+  auto bad = run_attention(c, q, short_k, v, nullptr, 1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().to_string().find("cannot be reshaped"), std::string::npos) << bad.error().to_string();
+  auto bad2 = run_attention(c, q, k, v, &bad_mask, 1);
+  ASSERT_FALSE(bad2.ok());
+  EXPECT_NE(bad2.error().to_string().find("does not broadcast"), std::string::npos) << bad2.error().to_string();
+  auto node = NodeBuilder("MultiHeadAttention", 3).ints("q_shape", {1, 4, 2, 3}).ints("k_shape", {1, 4, 3, 2}).ints("v_shape", {1, 4, 3, 2}).node;
+  node.domain = "glassbox";
+  EXPECT_FALSE(run_op(node, 14, {&q, &k, &v}).ok());  // heads disagree: refused at creation
+}
+
+}  // namespace
+}  // namespace glassbox::ops::testing
