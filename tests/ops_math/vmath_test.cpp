@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <iterator>
 #include <limits>
 #include <utility>
@@ -72,7 +73,7 @@ TEST(VMath, Avx512MatchesAvx2) {
   const float special[] = {0.f, -0.f, INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f, 0.5f, -0.5f, 88.4f, -87.4f, 3.f};
   in.insert(in.begin(), std::begin(special), std::end(special));
   for (const auto& [fast, ref] : fns)
-    for (int64_t n : {1, 7, 15, 16, 17, 31, static_cast<int64_t>(in.size())}) {
+    for (int64_t n : std::initializer_list<int64_t>{1, 7, 15, 16, 17, 31, static_cast<int64_t>(in.size())}) {
       std::vector<float> got(n), want(n);
       fast(in.data(), got.data(), n);
       ref(in.data(), want.data(), n);
