@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <immintrin.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/thread_pool.h"
@@ -79,6 +80,56 @@ void set_block_layout(int64_t K, PackedGemmS8B::Block& blk) {
   blk.desc = l.desc;
 }
 
+// AVX-512 forms of the tile copy-out, used only on the fast path (VNNI implies AVX-512 F/BW).
+// Each equals its scalar loop bit for bit: int32 arithmetic wraps like the scalar uint32 one,
+// cvtepi32_ps rounds like static_cast<float> (default MXCSR), and mul then add are two
+// roundings (fp-contract=off keeps the compiler from fusing them). Return the columns done.
+#define GB_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq"), optimize("fp-contract=off")))
+
+// _mm512_cvtepi32_ps with a defined pass-through (GCC 12 warns on the undefined one).
+GB_AVX512 inline __m512 to_f32(__m512i v) { return _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xFFFF, v); }
+
+// out[j] = in[j] - za * cs[j] (- zb[j] * rs + K * za * zb[j] when zb), as s32 or times s[j] (+ b[j]).
+GB_AVX512 int64_t finish_row_avx512(int64_t n, const int32_t* in, const int32_t* cs, const int32_t* zb, uint32_t za,
+                                    uint32_t rs, uint32_t K, int32_t* out_s32, float* out_f32, const float* s,
+                                    const float* b) {
+  const __m512i vza = _mm512_set1_epi32(static_cast<int32_t>(za)), vrs = _mm512_set1_epi32(static_cast<int32_t>(rs));
+  const __m512i vkza = _mm512_set1_epi32(static_cast<int32_t>(K * za));
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    __m512i v = _mm512_sub_epi32(_mm512_loadu_si512(in + j), _mm512_mullo_epi32(vza, _mm512_loadu_si512(cs + j)));
+    if (zb) {
+      const __m512i z = _mm512_loadu_si512(zb + j);
+      v = _mm512_add_epi32(_mm512_sub_epi32(v, _mm512_mullo_epi32(z, vrs)), _mm512_mullo_epi32(vkza, z));
+    }
+    if (out_s32) {
+      _mm512_storeu_si512(out_s32 + j, v);
+      continue;
+    }
+    __m512 f = _mm512_mul_ps(to_f32(v), _mm512_loadu_ps(s + j));
+    if (b) f = _mm512_add_ps(f, _mm512_loadu_ps(b + j));
+    _mm512_storeu_ps(out_f32 + j, f);
+  }
+  return j;
+}
+
+// out[j] = float(in[j] - z * cs[j]) * (s * sb[j]) (+ b[j]) (+ res[j] when res; callers pass
+// res only without an activation in between). Exact in int32 while K < 66000 (checked by the caller).
+GB_AVX512 int64_t dynamic_row_avx512(int64_t n, const int32_t* in, const int32_t* cs, int32_t z, float s,
+                                     const float* sb, const float* b, const float* res, float* out) {
+  const __m512i vz = _mm512_set1_epi32(z);
+  const __m512 vs = _mm512_set1_ps(s);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512i v = _mm512_sub_epi32(_mm512_loadu_si512(in + j), _mm512_mullo_epi32(vz, _mm512_loadu_si512(cs + j)));
+    __m512 f = _mm512_mul_ps(to_f32(v), _mm512_mul_ps(vs, _mm512_loadu_ps(sb + j)));
+    if (b) f = _mm512_add_ps(f, _mm512_loadu_ps(b + j));
+    if (res) f = _mm512_add_ps(f, _mm512_loadu_ps(res + j));
+    _mm512_storeu_ps(out + j, f);
+  }
+  return j;
+}
+
 // acc (m x n, dense) -> C with the zero-point terms, then s32 or scaled f32.
 void finish_tile(const QGemmArgs& a, const PackedGemmS8B& B, const int32_t* rowsum, int64_t m0, int64_t m,
                  int64_t n0, int64_t n, const int32_t* acc) {
@@ -95,20 +146,24 @@ void finish_tile(const QGemmArgs& a, const PackedGemmS8B& B, const int32_t* rows
       if (zb) v = v - static_cast<uint32_t>(zb[j]) * rs + K * za * static_cast<uint32_t>(zb[j]);
       return static_cast<int32_t>(v);
     };
+    int32_t* out_s32 = a.C_s32 ? a.C_s32 + r * a.ldc + n0 : nullptr;
+    float* out_f32 = a.C_f32 ? a.C_f32 + r * a.ldc + n0 : nullptr;
+    const float* s = a.C_f32 ? a.scale + n0 : nullptr;
+    const float* bias = a.C_f32 && a.bias ? a.bias + n0 : nullptr;
+    const int64_t j0 = B.fast ? finish_row_avx512(n, in, cs, zb, za, rs, K, out_s32, out_f32, s, bias) : 0;
     if (a.C_s32) {
-      int32_t* out = a.C_s32 + r * a.ldc + n0;
-      for (int64_t j = 0; j < n; ++j) out[j] = value(j);
+      int32_t* out = out_s32;
+      for (int64_t j = j0; j < n; ++j) out[j] = value(j);
     } else {
-      float* out = a.C_f32 + r * a.ldc + n0;
-      const float* s = a.scale + n0;
+      float* out = out_f32;
       if (a.bias) {
-        const float* b = a.bias + n0;
-        for (int64_t j = 0; j < n; ++j) {
+        const float* b = bias;
+        for (int64_t j = j0; j < n; ++j) {
           const float prod = static_cast<float>(value(j)) * s[j];  // Cast, Mul, then Add: two roundings
           out[j] = prod + b[j];
         }
       } else {
-        for (int64_t j = 0; j < n; ++j) out[j] = static_cast<float>(value(j)) * s[j];
+        for (int64_t j = j0; j < n; ++j) out[j] = static_cast<float>(value(j)) * s[j];
       }
     }
   }
@@ -335,6 +390,7 @@ void gemm_f32_s8_dynamic(int64_t M, const float* A, int64_t lda, const PackedGem
   auto quantize = [&](int64_t r0, int64_t r1) { quantize_rows_u8(r1 - r0, K, A + r0 * lda, lda, qa + r0 * K, sa + r0, za + r0); };
   if (pool && pool->size() > 1 && M * K >= 32768) pool->parallel_for(M, std::max<int64_t>(1, 16384 / std::max<int64_t>(K, 1)), quantize);
   else quantize(0, M);
+  const bool vector_ok = B.fast && K < 66000;  // int32 arithmetic is exact (see below)
   u8s8_tiles(M, qa, B, pool, [&](int64_t m0, int64_t m, const PackedGemmS8B::Block& blk, const int32_t* acc) {
     const int64_t n0 = blk.n0, n = blk.n;
     const int32_t* cs = B.colsum.data() + n0;
@@ -346,16 +402,19 @@ void gemm_f32_s8_dynamic(int64_t M, const float* A, int64_t lda, const PackedGem
       const int32_t* in = acc + i * n;
       float* out = C + r * ldc + n0;
       // sum_k (qa - za) qb = sum_k qa qb - za colsum; |value| <= 255 * 127 * K fits int64 (and int32 for K < 66000).
-      if (ep.bias) {
-        const float* b = ep.bias + n0;
-        for (int64_t j = 0; j < n; ++j) out[j] = static_cast<float>(in[j] - z * cs[j]) * (s * sb[j]) + b[j];
+      const float* res = ep.residual ? ep.residual + r * ep.ld_residual + n0 : nullptr;
+      const bool gelu = ep.activation == GemmActivation::kGeluErf;
+      const float* bias = ep.bias ? ep.bias + n0 : nullptr;
+      // The residual joins the vector loop when no activation sits between (same additions, same order).
+      const int64_t j0 = vector_ok ? dynamic_row_avx512(n, in, cs, static_cast<int32_t>(z), s, sb, bias, gelu ? nullptr : res, out) : 0;
+      if (bias) {
+        for (int64_t j = j0; j < n; ++j) out[j] = static_cast<float>(in[j] - z * cs[j]) * (s * sb[j]) + bias[j];
       } else {
-        for (int64_t j = 0; j < n; ++j) out[j] = static_cast<float>(in[j] - z * cs[j]) * (s * sb[j]);
+        for (int64_t j = j0; j < n; ++j) out[j] = static_cast<float>(in[j] - z * cs[j]) * (s * sb[j]);
       }
-      if (ep.activation == GemmActivation::kGeluErf) gelu_erf_f32(out, out, n, nullptr);
-      if (ep.residual) {
-        const float* res = ep.residual + r * ep.ld_residual + n0;
-        for (int64_t j = 0; j < n; ++j) out[j] += res[j];
+      if (gelu) gelu_erf_f32(out, out, n, nullptr);
+      if (res) {
+        for (int64_t j = gelu ? 0 : j0; j < n; ++j) out[j] += res[j];
       }
     }
   });

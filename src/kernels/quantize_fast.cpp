@@ -1,9 +1,14 @@
-// Vectorized per-tensor quantization (DynamicQuantizeLinear, QuantizeLinear):
-// AVX2 with target attributes, called only when the CPU reports avx2; the
+// Vectorized per-tensor quantization (DynamicQuantizeLinear, QuantizeLinear, the
+// int8-dynamic rows): AVX-512 / AVX2 with target attributes, called only when the CPU
+// reports them; the
 // scalar loops of quantize.h otherwise and for the tails. Results equal the
 // scalar forms: the same division, round half to even (cvtps under the default
 // MXCSR rounding), NaN -> the zero point, saturation to [0, 255].
 #include <immintrin.h>
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
+// reports once inlined (GCC bug 105593); nothing here reads an undefined lane.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include "kernels/quantize.h"
 
@@ -51,12 +56,55 @@ GB_AVX2 int64_t quantize_avx2(const float* x, int64_t n, float scale, int32_t zp
   return i;
 }
 
+// AVX-512 forms of the two loops above (16 lanes; same min/max, division, rounding and
+// saturation: clamping to [0, 255] then truncating equals packs_epi32 + packus_epi16).
+#define GB_AVX512 __attribute__((target("avx512f,avx512bw")))
+
+bool avx512() {
+  static const bool ok = __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512bw") != 0;
+  return ok;
+}
+
+GB_AVX512 int64_t minmax_avx512(const float* x, int64_t n, float* lo, float* hi) {
+  __m512 vlo = _mm512_setzero_ps(), vhi = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    vlo = _mm512_min_ps(v, vlo);  // a NaN v yields the second operand: NaN is ignored
+    vhi = _mm512_max_ps(v, vhi);
+  }
+  alignas(64) float l[16], h[16];
+  _mm512_store_ps(l, vlo);
+  _mm512_store_ps(h, vhi);
+  for (int k = 0; k < 16; ++k) {
+    *lo = std::min(*lo, l[k]);
+    *hi = std::max(*hi, h[k]);
+  }
+  return i;
+}
+
+GB_AVX512 int64_t quantize_avx512(const float* x, int64_t n, float scale, int32_t zp, uint8_t* y) {
+  const __m512 s = _mm512_set1_ps(scale);
+  const __m512 big = _mm512_set1_ps(1048576.f), small = _mm512_set1_ps(-1048576.f);
+  const __m512i z = _mm512_set1_epi32(zp), q_lo = _mm512_setzero_si512(), q_hi = _mm512_set1_epi32(255);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 v = _mm512_div_ps(_mm512_loadu_ps(x + i), s);
+    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v, _mm512_setzero_ps());  // NaN -> 0 (-> zp)
+    v = _mm512_min_ps(_mm512_max_ps(v, small), big);  // keeps cvtps in range; saturates the same
+    __m512i q = _mm512_add_epi32(_mm512_cvt_roundps_epi32(v, _MM_FROUND_CUR_DIRECTION), z);
+    q = _mm512_min_epi32(_mm512_max_epi32(q, q_lo), q_hi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtepi32_epi8(q));
+  }
+  return i;
+}
+
 }  // namespace
 
 void minmax_f32(const float* x, int64_t n, float* lo, float* hi) {
   *lo = 0.f;
   *hi = 0.f;
-  int64_t i = avx2() ? minmax_avx2(x, n, lo, hi) : 0;
+  int64_t i = avx512() ? minmax_avx512(x, n, lo, hi) : avx2() ? minmax_avx2(x, n, lo, hi) : 0;
   for (; i < n; ++i) {
     *lo = std::min(*lo, x[i]);
     *hi = std::max(*hi, x[i]);
@@ -64,7 +112,8 @@ void minmax_f32(const float* x, int64_t n, float* lo, float* hi) {
 }
 
 void quantize_f32_u8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* y) {
-  int64_t i = avx2() ? quantize_avx2(x, n, scale, zero_point, y) : 0;
+  int64_t i = avx512() ? quantize_avx512(x, n, scale, zero_point, y) : 0;
+  if (avx2()) i += quantize_avx2(x + i, n - i, scale, zero_point, y + i);
   for (; i < n; ++i) y[i] = saturate_round<uint8_t>(x[i] / scale, zero_point);
 }
 

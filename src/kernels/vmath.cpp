@@ -10,6 +10,9 @@ void vexp_f32_avx2(const float* x, float* y, int64_t n);
 void vtanh_f32_avx2(const float* x, float* y, int64_t n);
 void verf_f32_avx2(const float* x, float* y, int64_t n);
 void vsigmoid_f32_avx2(const float* x, float* y, int64_t n);
+bool avx512_available();
+void vexp_f32_avx512(const float* x, float* y, int64_t n);
+void verf_f32_avx512(const float* x, float* y, int64_t n);
 }  // namespace x86
 
 void vexp_f32_reference(const float* x, float* y, int64_t n) {
@@ -27,11 +30,16 @@ void vsigmoid_f32_reference(const float* x, float* y, int64_t n) {
 
 namespace {
 const bool kAvx2 = x86::avx2_available();
+const bool kAvx512 = kAvx2 && x86::avx512_available();  // exp / erf: the AVX2 math, 16 lanes, same results
 }
 
-void vexp_f32(const float* x, float* y, int64_t n) { kAvx2 ? x86::vexp_f32_avx2(x, y, n) : vexp_f32_reference(x, y, n); }
+void vexp_f32(const float* x, float* y, int64_t n) {
+  kAvx512 ? x86::vexp_f32_avx512(x, y, n) : kAvx2 ? x86::vexp_f32_avx2(x, y, n) : vexp_f32_reference(x, y, n);
+}
 void vtanh_f32(const float* x, float* y, int64_t n) { kAvx2 ? x86::vtanh_f32_avx2(x, y, n) : vtanh_f32_reference(x, y, n); }
-void verf_f32(const float* x, float* y, int64_t n) { kAvx2 ? x86::verf_f32_avx2(x, y, n) : verf_f32_reference(x, y, n); }
+void verf_f32(const float* x, float* y, int64_t n) {
+  kAvx512 ? x86::verf_f32_avx512(x, y, n) : kAvx2 ? x86::verf_f32_avx2(x, y, n) : verf_f32_reference(x, y, n);
+}
 void vsigmoid_f32(const float* x, float* y, int64_t n) {
   kAvx2 ? x86::vsigmoid_f32_avx2(x, y, n) : vsigmoid_f32_reference(x, y, n);
 }

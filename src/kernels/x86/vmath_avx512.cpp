@@ -1,0 +1,90 @@
+// AVX-512 float32 exp / erf: the operations of vmath_avx2.cpp's exp8 / erf8, one for one
+// (same constants, same fused multiply-adds, same division and rounding), 16 lanes at a
+// time, so results equal the AVX2 forms bit for bit (tests/kernels VMath.Avx512MatchesAvx2).
+// Compiled with target attributes, called only when the CPU reports avx512f and avx512dq.
+#include <immintrin.h>
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
+// reports once inlined (GCC bug 105593); nothing here reads an undefined lane.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <cmath>
+#include <cstdint>
+
+namespace glassbox::kernels::x86 {
+
+bool avx512_available() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"); }
+
+#define GB_AVX512 __attribute__((target("avx512f,avx512dq,fma")))
+
+namespace {
+
+GB_AVX512 inline __m512 exp16(__m512 x) {
+  const __m512 hi = _mm512_set1_ps(88.3762626647949f), lo = _mm512_set1_ps(-87.3365478515625f);
+  const __mmask16 nan_mask = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  const __mmask16 over = _mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ);
+  const __mmask16 under = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
+  const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
+  // n is integral and within [-126, 128] after the clamp: the conversion is exact in any rounding mode.
+  const __m512i e = _mm512_slli_epi32(
+      _mm512_add_epi32(_mm512_cvt_roundps_epi32(n, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), _mm512_set1_epi32(127)),
+      23);
+  __m512 y = _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+  y = _mm512_mask_blend_ps(over, y, _mm512_set1_ps(INFINITY));
+  y = _mm512_mask_blend_ps(under, y, _mm512_setzero_ps());
+  return _mm512_mask_blend_ps(nan_mask, y, x);
+}
+
+GB_AVX512 inline __m512 erf16(__m512 x) {
+  const __m512 sign = _mm512_and_ps(x, _mm512_set1_ps(-0.f));
+  const __m512 ax = _mm512_andnot_ps(_mm512_set1_ps(-0.f), x);
+  const __m512 x2 = _mm512_mul_ps(ax, ax);
+  __m512 p = _mm512_set1_ps(-1.f / 1320.f);
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(1.f / 216.f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-1.f / 42.f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(1.f / 10.f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-1.f / 3.f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(1.f));
+  const __m512 small = _mm512_mul_ps(_mm512_mul_ps(p, ax), _mm512_set1_ps(1.12837916709551257f));
+  const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.f), _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), ax, _mm512_set1_ps(1.f)));
+  __m512 q = _mm512_set1_ps(1.061405429f);
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-1.453152027f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.421413741f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.284496736f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.254829592f));
+  q = _mm512_mul_ps(q, t);
+  const __m512 big = _mm512_fnmadd_ps(q, exp16(_mm512_sub_ps(_mm512_setzero_ps(), x2)), _mm512_set1_ps(1.f));
+  const __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.5f), _CMP_LT_OQ), big, small);
+  return _mm512_or_ps(r, sign);
+}
+
+}  // namespace
+
+// Body in 16-wide vectors; the tail through masked loads and stores (lanes are independent).
+#define GB_VMATH_AVX512(name, f16)                                                      \
+  GB_AVX512 void name(const float* x, float* y, int64_t n) {                             \
+    int64_t i = 0;                                                                       \
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, f16(_mm512_loadu_ps(x + i)));   \
+    if (i < n) {                                                                         \
+      const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);                  \
+      _mm512_mask_storeu_ps(y + i, m, f16(_mm512_maskz_loadu_ps(m, x + i)));             \
+    }                                                                                    \
+  }
+
+GB_VMATH_AVX512(vexp_f32_avx512, exp16)
+GB_VMATH_AVX512(verf_f32_avx512, erf16)
+
+#undef GB_VMATH_AVX512
+
+}  // namespace glassbox::kernels::x86
