@@ -96,6 +96,16 @@ std::shared_ptr<void> reorder_into_new(const dnnl::memory::desc& from, const voi
   return data;
 }
 
+std::string bind_cached_block(const dnnl::memory::desc& desc, std::span<const std::byte> segment, int64_t size_in_meta,
+                              const std::shared_ptr<const void>& owner, std::shared_ptr<void>* data) {
+  if (static_cast<size_t>(size_in_meta) != desc.get_size() || segment.size() != desc.get_size())
+    return "holds " + std::to_string(segment.size()) + " bytes, this oneDNN layout " + std::to_string(desc.get_size());
+  if (reinterpret_cast<uintptr_t>(segment.data()) % 64 != 0) return "is not 64-byte aligned";
+  // Read-only memory of the mapped file, alive with the owner: oneDNN only reads weights.
+  *data = std::shared_ptr<void>(std::const_pointer_cast<void>(owner), const_cast<std::byte*>(segment.data()));
+  return "";
+}
+
 dnnl::primitive_attr base_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -75,6 +77,11 @@ BlockLayout block_layout(int64_t K, int64_t n, dnnl::memory::data_type src, dnnl
 // A new 64-byte aligned buffer of to.get_size() bytes holding `from` (data at `src`) reordered
 // into the layout `to`, on the calling thread.
 std::shared_ptr<void> reorder_into_new(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to);
+
+// A packed block's bytes from the packed-weights cache, used in place: "" and *data set when
+// `segment` holds exactly desc.get_size() bytes, 64-byte aligned (kept alive by `owner`), else why not.
+std::string bind_cached_block(const dnnl::memory::desc& desc, std::span<const std::byte> segment, int64_t size_in_meta,
+                              const std::shared_ptr<const void>& owner, std::shared_ptr<void>* data);
 
 // User-managed scratchpad (the library-managed one is shared by concurrent executions).
 dnnl::primitive_attr base_attr();

@@ -287,11 +287,8 @@ std::shared_ptr<const PackedGemmS8B> packed_gemm_b_s8_from_bytes(int64_t K, int6
     if (p->fast) {
       set_block_layout(K, blk);
       const auto& seg = bytes.segments[head + static_cast<size_t>(i)];
-      if (static_cast<size_t>(size) != blk.desc.get_size() || seg.size() != blk.desc.get_size())
-        return refuse("block " + std::to_string(i) + " holds " + std::to_string(seg.size()) + " bytes, this oneDNN layout " +
-                      std::to_string(blk.desc.get_size()));
-      if (reinterpret_cast<uintptr_t>(seg.data()) % 64 != 0) return refuse("block " + std::to_string(i) + " is not aligned");
-      blk.data = std::shared_ptr<void>(std::const_pointer_cast<void>(bytes.owner), const_cast<std::byte*>(seg.data()));
+      const std::string bad = bind_cached_block(blk.desc, seg, size, bytes.owner, &blk.data);
+      if (!bad.empty()) return refuse("block " + std::to_string(i) + " " + bad);
       p->bytes += static_cast<int64_t>(seg.size());
     }
     p->blocks.push_back(std::move(blk));
