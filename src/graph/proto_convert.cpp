@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <set>
 
 #include "graph/payload_scan.h"
 #include "graph/topo_sort.h"
@@ -316,6 +318,7 @@ Result<Graph> convert_graph(const onnx::GraphProto& g, ConvertContext& ctx, int 
   }
   for (const auto& vi : g.value_info()) out.value_info[vi.name()] = convert_value_info(vi);
   std::set<std::string> node_names;
+  std::optional<std::set<std::string>> inner_scope;  // for subgraphs: `available` plus every node output
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
     Node node;
@@ -332,29 +335,33 @@ Result<Graph> convert_graph(const onnx::GraphProto& g, ConvertContext& ctx, int 
     for (const auto& a : n.attribute()) {
       Attribute attr;
       convert_attribute(a, attr);
-      const std::string where = "node '" + node.name + "' (" + node.op_type + ") attribute '" + a.name() + "'";
+      const auto where = [&] { return "node '" + node.name + "' (" + node.op_type + ") attribute '" + a.name() + "'"; };
       if (node.attributes.count(a.name()))
-        return make_error(ErrorCode::kInvalidModel, "attribute appears twice", where);
+        return make_error(ErrorCode::kInvalidModel, "attribute appears twice", where());
       if (a.has_t()) {
         auto t = convert_tensor(a.t(), ctx);
-        if (!t.ok()) return std::move(t).take_error().with_where(where);
+        if (!t.ok()) return std::move(t).take_error().with_where(where());
         attr.t = std::move(t).value();
       }
       for (const auto& at : a.tensors()) {
         auto t = convert_tensor(at, ctx);
-        if (!t.ok()) return std::move(t).take_error().with_where(where);
+        if (!t.ok()) return std::move(t).take_error().with_where(where());
         attr.tensors.push_back(std::move(t).value());
       }
-      std::set<std::string> inner_scope = available;
-      for (const auto& o : g.node()) inner_scope.insert(o.output().begin(), o.output().end());
+      // A subgraph sees this graph's values: built once per graph, and only when a subgraph
+      // exists (a copy per attribute made loading quadratic in the node count).
+      if ((a.has_g() || a.graphs_size() > 0) && !inner_scope) {
+        inner_scope.emplace(available);
+        for (const auto& o : g.node()) inner_scope->insert(o.output().begin(), o.output().end());
+      }
       if (a.has_g()) {
-        auto sg = convert_graph(a.g(), ctx, depth + 1, inner_scope);
-        if (!sg.ok()) return std::move(sg).take_error().with_where(where);
+        auto sg = convert_graph(a.g(), ctx, depth + 1, *inner_scope);
+        if (!sg.ok()) return std::move(sg).take_error().with_where(where());
         attr.g = std::make_shared<Graph>(std::move(sg).value());
       }
       for (const auto& ag : a.graphs()) {
-        auto sg = convert_graph(ag, ctx, depth + 1, inner_scope);
-        if (!sg.ok()) return std::move(sg).take_error().with_where(where);
+        auto sg = convert_graph(ag, ctx, depth + 1, *inner_scope);
+        if (!sg.ok()) return std::move(sg).take_error().with_where(where());
         attr.graphs.push_back(std::make_shared<Graph>(std::move(sg).value()));
       }
       node.attributes[a.name()] = std::move(attr);

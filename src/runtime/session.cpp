@@ -292,13 +292,13 @@ std::string lower_precision_decision(const runtime::CompiledGraph& g, const runt
 
 // SessionOptions::weights_cache: open the file and tell the packers which constants it may
 // hold (the load-time graph's initializers, by name; constants made later are packed as usual).
-void open_weights_cache(SessionImpl& impl) {
+void open_weights_cache(SessionImpl& impl, std::shared_ptr<runtime::WeightsCacheEarly> early) {
   if (impl.options.weights_cache.empty()) return;
   if (!impl.packed_weights) {
     impl.weights_cache_off.reason = "the kernel variant packed_weights is off (opt level 0 or disabled): nothing is packed";
     return;
   }
-  impl.weights_cache = runtime::open_weights_cache(impl.options, impl.model, *impl.pool);
+  impl.weights_cache = runtime::open_weights_cache(impl.options, impl.model, std::move(early));
   if (runtime::weights_cache_report(*impl.weights_cache, false).state == "unavailable") return;
   const auto store = runtime::weights_cache_store(impl.weights_cache);
   const runtime::CompiledGraph& g = *impl.base;
@@ -330,6 +330,11 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
                             std::to_string(options.opt_level) + (disabled.count("packed_weights") ? ", disabled" : "") + ")",
                         {}, "use opt level >= 1 without --disable-pass packed_weights, or precision fp32");
   }
+  // The cache file's checks that need no parsed model run while the model is parsed.
+  std::shared_ptr<runtime::WeightsCacheEarly> early_cache;
+  if (graph::passes::variant_enabled("packed_weights", options.opt_level,
+                                     std::set<std::string>(options.disabled_passes.begin(), options.disabled_passes.end())))
+    early_cache = runtime::start_weights_cache(impl->options, path);
   graph::LoadOptions load_options;
   load_options.map_initializers = options.map_initializers;
   GB_ASSIGN_OR_RETURN(impl->model, graph::load_model(path, load_options));
@@ -381,7 +386,7 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
     impl->record_log(ctx.log);
     GB_ASSIGN_OR_RETURN(impl->base, runtime::compile_graph(m.graph, impl->opset));
   }
-  open_weights_cache(*impl);
+  open_weights_cache(*impl, std::move(early_cache));
   return Session(std::move(impl));
 }
 

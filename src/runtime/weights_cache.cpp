@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/sha256.h"
+#include "runtime/weights_cache_verify.h"
 #include "kernels/gemm.h"
 
 namespace glassbox::runtime {
@@ -55,31 +56,6 @@ std::string& cpu_override() {
 std::string cpu_key() {
   std::lock_guard<std::mutex> lock(cpu_override_mu());
   return cpu_override().empty() ? kernels::packed_layout_cpu_key() : cpu_override();
-}
-
-// Integrity checksum of a segment (not a security hash: the key's SHA-256 covers the model;
-// this catches truncation and bit flips): four independent 64-bit multiply-rotate lanes
-// (the xxHash64 round), ~10 GB/s, then the lanes and the length mixed together.
-uint64_t checksum64(const void* data, size_t n) {
-  constexpr uint64_t P1 = 0x9E3779B185EBCA87ull, P2 = 0xC2B2AE3D27D4EB4Full, P3 = 0x165667B19E3779F9ull;
-  auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
-  auto round = [&](uint64_t acc, uint64_t v) { return rotl(acc + v * P2, 31) * P1; };
-  const auto* p = static_cast<const unsigned char*>(data);
-  uint64_t lane[4] = {P1 + P2, P2, 0, 0 - P1};
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32)
-    for (int l = 0; l < 4; ++l) {
-      uint64_t v;
-      std::memcpy(&v, p + i + 8 * l, 8);
-      lane[l] = round(lane[l], v);
-    }
-  uint64_t h = rotl(lane[0], 1) + rotl(lane[1], 7) + rotl(lane[2], 12) + rotl(lane[3], 18) + n;
-  for (; i < n; ++i) h = rotl(h ^ (p[i] * P3), 11) * P1;
-  h ^= h >> 33;
-  h *= P2;
-  h ^= h >> 29;
-  h *= P3;
-  return h ^ (h >> 32);
 }
 
 uint64_t round_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
@@ -130,6 +106,7 @@ bool read_all(int fd, void* data, size_t n, uint64_t at) {
 }
 
 // A read-only mapping of the whole cache file, shared by every packing served from it.
+// A read-only mapping of the whole cache file, shared by every packing served from it.
 struct Mapping {
   void* base = nullptr;
   size_t size = 0;
@@ -152,12 +129,115 @@ void set_weights_cache_cpu_for_testing(const std::string& cpu) {
   cpu_override() = cpu;
 }
 
+// The cache file's name for a model path: DIR/<stem>-<sha256(real path), 16 hex>-<precision>.gbpw.
+static std::string cache_file_name(const SessionOptions& o, const std::string& model_path) {
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(fs::absolute(model_path, ec), ec);
+  const std::string real_path = ec ? model_path : real.string();
+  return (fs::path(o.weights_cache) / (fs::path(model_path).stem().string() + "-" +
+                                       sha256_hex(real_path.data(), real_path.size()).substr(0, 16) + "-" +
+                                       precision_name(o.precision) + ".gbpw"))
+      .string();
+}
+
+// What start_weights_cache does before the model is parsed (it needs only the model's path):
+// opens the file, checks the header and the index checksum, parses the index, maps the file
+// and starts checking every segment's checksum on background threads. The key (which needs the
+// parsed model's external files) is compared later, by the WeightsCache.
+class WeightsCacheEarly {
+ public:
+  WeightsCacheEarly(const SessionOptions& o, const std::string& model_path) : file(cache_file_name(o, model_path)) {
+    const auto t0 = Clock::now();
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno != ENOENT) stale = errno_text("cannot open", file);
+    } else {
+      exists = true;
+      read(fd, std::max(1, o.threads - 1));
+      ::close(fd);  // the mapping stays
+    }
+    open_ms = ms_since(t0);
+  }
+  void cancel() {
+    if (verifier) verifier->cancel();
+  }
+
+  const std::string file;
+  bool exists = false;                       // false: no file there
+  std::string stale;                         // why the file is unusable, found before the key matters
+  std::string corrupt;                       // why its entries are unusable, reported only if the key matches
+  std::pair<dev_t, ino_t> found{0, 0};       // device and inode of the file (0, 0: none)
+  Header header{};
+  json index;
+  std::map<std::string, kernels::PackedBytes> entries;  // views of the mapping
+  std::shared_ptr<Mapping> map;
+  std::unique_ptr<SegmentVerifier> verifier;  // declared after map: stops before the unmapping
+  double open_ms = 0;
+
+ private:
+  void read(int fd, int threads) {
+    struct stat st {};
+    Header& h = header;
+    if (::fstat(fd, &st) != 0) return void(stale = errno_text("cannot stat", file));
+    found = {st.st_dev, st.st_ino};  // if unusable, a writer must replace this file, never keep it
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (size < sizeof h || !read_all(fd, &h, sizeof h, 0)) return void(stale = "truncated: " + std::to_string(size) + " bytes, no header");
+    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return void(stale = "not a glassbox weights cache file (bad magic)");
+    if (h.format_version != kWeightsCacheFormatVersion)
+      return void(stale = "file format version " + std::to_string(h.format_version) + ", this build reads " +
+                          std::to_string(kWeightsCacheFormatVersion));
+    if (h.payload_offset > size || h.payload_bytes != size - h.payload_offset)
+      return void(stale = "truncated or resized: " + std::to_string(size) + " bytes, the header says " +
+                          std::to_string(h.payload_offset) + " + " + std::to_string(h.payload_bytes));
+    if (h.index_offset != sizeof h || h.index_bytes > h.payload_offset - sizeof h || h.payload_offset % kAlign != 0)
+      return void(stale = "corrupt: header offsets are inconsistent");
+    std::string text(h.index_bytes, '\0');
+    if (!read_all(fd, text.data(), text.size(), h.index_offset)) return void(stale = "cannot read the index");
+    if (checksum64(text.data(), text.size()) != h.index_checksum) return void(stale = "corrupt: index checksum mismatch");
+    index = json::parse(text, nullptr, false);
+    if (index.is_discarded() || !index.is_object() || !index.contains("key") || !index.contains("entries"))
+      return void(stale = "corrupt: index is not the expected JSON");
+    try {
+      map_and_start(fd, size, threads);
+    } catch (const json::exception& e) {
+      corrupt = std::string("corrupt: index entries malformed (") + e.what() + ")";
+    }
+  }
+
+  void map_and_start(int fd, uint64_t size, int threads) {
+    map = std::make_shared<Mapping>();
+    map->base = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (map->base == MAP_FAILED) {
+      map->base = nullptr;
+      return void(corrupt = errno_text("cannot map", file));
+    }
+    map->size = size;
+    const auto* payload = static_cast<const std::byte*>(map->base) + header.payload_offset;
+    std::vector<CacheSegment> segments;
+    for (const auto& e : index.at("entries")) {
+      kernels::PackedBytes b;
+      b.meta = e.at("meta").get<std::string>();
+      b.owner = map;
+      for (const auto& s : e.at("segments")) {
+        const CacheSegment seg{s.at(0).get<uint64_t>(), s.at(1).get<uint64_t>(), s.at(2).get<uint64_t>()};
+        if (seg.offset % kAlign != 0 || seg.offset > header.payload_bytes || seg.bytes > header.payload_bytes - seg.offset)
+          return void(corrupt = "corrupt: a segment lies outside the payload");
+        segments.push_back(seg);
+        b.segments.emplace_back(payload + seg.offset, seg.bytes);
+      }
+      entries[e.at("key").get<std::string>()] = std::move(b);
+    }
+    verifier = std::make_unique<SegmentVerifier>(payload, std::move(segments), threads);
+  }
+};
+
 class WeightsCache final : public ops::PackedBlobStore {
  public:
-  WeightsCache(const SessionOptions& o, const graph::Model& model, ThreadPool& pool) : pool_(pool) {
+  // open_ms: what the load spent on the cache (the early part's own time plus this one's).
+  WeightsCache(const SessionOptions& o, const graph::Model& model, std::shared_ptr<WeightsCacheEarly> early) {
     const auto t0 = Clock::now();
-    open(o, model);
-    report_.open_ms = ms_since(t0);
+    open(o, model, std::move(early));
+    report_.open_ms += ms_since(t0);
   }
   ~WeightsCache() override {
     if (writer_.joinable()) writer_.join();
@@ -208,14 +288,10 @@ class WeightsCache final : public ops::PackedBlobStore {
 
  private:
   // --- load: find, check and map the file -------------------------------------------------
-  void open(const SessionOptions& o, const graph::Model& model) {
+  void open(const SessionOptions& o, const graph::Model& model, std::shared_ptr<WeightsCacheEarly> early) {
     const fs::path dir(o.weights_cache);
     std::error_code ec;
-    const fs::path real = fs::weakly_canonical(fs::absolute(model.path, ec), ec);
-    const std::string real_path = ec ? model.path : real.string();
-    file_ = (dir / (fs::path(model.path).stem().string() + "-" + sha256_hex(real_path.data(), real_path.size()).substr(0, 16) +
-                    "-" + precision_name(o.precision) + ".gbpw"))
-                .string();
+    file_ = cache_file_name(o, model.path);
     report_.file = file_;
     files_.push_back({"", model.path, {}});
     for (const auto& loc : model.external_data.files)
@@ -234,8 +310,12 @@ class WeightsCache final : public ops::PackedBlobStore {
     writable_ = !ec && ::access(dir.c_str(), W_OK | X_OK) == 0;
     const std::string why_not_writable = ec ? "cannot create " + dir.string() + ": " + ec.message()
                                             : "cannot write to " + dir.string() + ": " + std::strerror(errno);
+    if (!early || early->file != file_) early = std::make_shared<WeightsCacheEarly>(o, model.path);
+    report_.open_ms = early->open_ms;
     std::string stale;
-    if (read_file(stale)) return;  // hit (usable even from a read-only directory)
+    const bool hit = use_file(*early, stale);
+    early.reset();  // its threads are done (or cancelled); a hit's entries keep the mapping
+    if (hit) return;  // usable even from a read-only directory
     if (!writable_) return unavailable(why_not_writable + (stale.empty() ? "" : " (and the file there is unusable: " + stale + ")"));
     report_.state = stale.empty() ? "miss" : "rebuilt";
     report_.reason = stale.empty() ? "no cache file yet: the packed weights are written after the first run"
@@ -298,104 +378,48 @@ class WeightsCache final : public ops::PackedBlobStore {
     report_.model_hash_how = std::move(k.how);
   }
 
-  // True on a hit. Otherwise *stale says why an existing file is unusable ("" = no file).
-  bool read_file(std::string& stale) {
-    const int fd = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      if (errno != ENOENT) stale = errno_text("cannot open", file_);
-      return false;
-    }
-    struct Closer {
-      int fd;
-      ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat st {};
-    Header h{};
-    if (::fstat(fd, &st) != 0) return (stale = errno_text("cannot stat", file_)), false;
-    found_ = {st.st_dev, st.st_ino};  // if unusable, a writer must replace this file, never keep it
-    const uint64_t size = static_cast<uint64_t>(st.st_size);
-    if (size < sizeof h || !read_all(fd, &h, sizeof h, 0)) return (stale = "truncated: " + std::to_string(size) + " bytes, no header"), false;
-    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return (stale = "not a glassbox weights cache file (bad magic)"), false;
-    if (h.format_version != kWeightsCacheFormatVersion)
-      return (stale = "file format version " + std::to_string(h.format_version) + ", this build reads " +
-                      std::to_string(kWeightsCacheFormatVersion)),
-             false;
-    if (h.payload_offset > size || h.payload_bytes != size - h.payload_offset)
-      return (stale = "truncated or resized: " + std::to_string(size) + " bytes, the header says " +
-                      std::to_string(h.payload_offset) + " + " + std::to_string(h.payload_bytes)),
-             false;
-    if (h.index_offset != sizeof h || h.index_bytes > h.payload_offset - sizeof h || h.payload_offset % kAlign != 0)
-      return (stale = "corrupt: header offsets are inconsistent"), false;
-    std::string text(h.index_bytes, '\0');
-    if (!read_all(fd, text.data(), text.size(), h.index_offset)) return (stale = "cannot read the index"), false;
-    if (checksum64(text.data(), text.size()) != h.index_checksum) return (stale = "corrupt: index checksum mismatch"), false;
-    json index = json::parse(text, nullptr, false);
-    if (index.is_discarded() || !index.is_object() || !index.contains("key") || !index.contains("entries"))
-      return (stale = "corrupt: index is not the expected JSON"), false;
-    FullKey k = full_key(&index);
-    if (!k.error.empty()) return (stale = "cannot hash the model: " + k.error), false;
+  // True on a hit. Otherwise *stale says why an existing file is unusable ("" = no file). What
+  // needs no key (header, index, mapping, the segments' checksums) was started by `early`
+  // before the model was parsed; here the key is compared, then the check's result awaited.
+  bool use_file(WeightsCacheEarly& early, std::string& stale) {
+    found_ = early.found;
+    if (!early.stale.empty() || !early.exists) return (stale = early.stale), false;
+    FullKey k = full_key(&early.index);
+    if (!k.error.empty()) return early.cancel(), (stale = "cannot hash the model: " + k.error), false;
     const json want = k.key;
     take_key(std::move(k));
-    if (index["key"] != want) {
+    const json& have = early.index["key"];
+    if (have != want) {
+      early.cancel();
       stale = "stale: the key differs";
       for (auto it = want.begin(); it != want.end(); ++it)
-        if (!index["key"].contains(it.key()) || index["key"][it.key()] != it.value()) {
-          stale = "stale: " + it.key() + " differs (file: " + (index["key"].contains(it.key()) ? index["key"][it.key()].dump() : "none") +
+        if (!have.contains(it.key()) || have[it.key()] != it.value()) {
+          stale = "stale: " + it.key() + " differs (file: " + (have.contains(it.key()) ? have[it.key()].dump() : "none") +
                   ", now: " + it.value().dump() + ")";
           break;
         }
       return false;
     }
-    try {
-      return map_and_verify(fd, size, h, index, stale);
-    } catch (const json::exception& e) {
-      return (stale = std::string("corrupt: index entries malformed (") + e.what() + ")"), false;
-    }
-  }
-
-  bool map_and_verify(int fd, uint64_t size, const Header& h, const json& index, std::string& stale) {
-    auto map = std::make_shared<Mapping>();
-    map->base = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-    if (map->base == MAP_FAILED) {
-      map->base = nullptr;
-      return (stale = errno_text("cannot map", file_)), false;
-    }
-    map->size = size;
-    const auto* payload = static_cast<const std::byte*>(map->base) + h.payload_offset;
-    struct Segment {
-      uint64_t offset, bytes, checksum;
-    };
-    std::vector<Segment> segments;
-    std::map<std::string, kernels::PackedBytes> entries;
-    for (const auto& e : index.at("entries")) {
-      kernels::PackedBytes b;
-      b.meta = e.at("meta").get<std::string>();
-      b.owner = map;
-      for (const auto& s : e.at("segments")) {
-        const Segment seg{s.at(0).get<uint64_t>(), s.at(1).get<uint64_t>(), s.at(2).get<uint64_t>()};
-        if (seg.offset % kAlign != 0 || seg.offset > h.payload_bytes || seg.bytes > h.payload_bytes - seg.offset)
-          return (stale = "corrupt: a segment lies outside the payload"), false;
-        segments.push_back(seg);
-        b.segments.emplace_back(payload + seg.offset, seg.bytes);
-      }
-      entries[e.at("key").get<std::string>()] = std::move(b);
-    }
-    // Every byte is checked before any is used; the segments on the pool's threads.
-    std::vector<uint64_t> sums(segments.size());
-    pool_.parallel_for(static_cast<int64_t>(segments.size()), 1, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) sums[i] = checksum64(payload + segments[i].offset, segments[i].bytes);
-    });
-    for (size_t i = 0; i < segments.size(); ++i)
-      if (sums[i] != segments[i].checksum)
-        return (stale = "corrupt: checksum mismatch in segment " + std::to_string(i) + " of " + std::to_string(segments.size())),
-               false;
-    if (checksum64(sums.data(), sums.size() * sizeof(uint64_t)) != h.payload_checksum)
+    if (!early.corrupt.empty()) return (stale = early.corrupt), false;
+    // Every byte is checked before any is used: wait for (and help) the background check.
+    const auto t0 = Clock::now();
+    const SegmentVerifier::Result r = early.verifier->wait();
+    const double waited = ms_since(t0);
+    if (r.first_bad >= 0)
+      return (stale = "corrupt: checksum mismatch in segment " + std::to_string(r.first_bad) + " of " +
+                      std::to_string(early.verifier->size())),
+             false;
+    if (checksum64(r.sums.data(), r.sums.size() * sizeof(uint64_t)) != early.header.payload_checksum)
       return (stale = "corrupt: payload checksum mismatch"), false;
-    entries_ = std::move(entries);
+    entries_ = std::move(early.entries);
     report_.state = "hit";
-    report_.reason = "key matches (model, engine, layout version, CPU, precision, passes); every checksum verified";
+    char wait_text[32];
+    std::snprintf(wait_text, sizeof wait_text, "%.1f", waited);
+    report_.reason = "key matches (model, engine, layout version, CPU, precision, passes); every checksum verified (" +
+                     std::to_string(r.sums.size()) + " segments, checked in the background while the model loaded; the load waited " +
+                     wait_text + " ms for the rest)";
     report_.packings = static_cast<int64_t>(entries_.size());
-    report_.bytes = static_cast<int64_t>(h.payload_bytes);
+    report_.bytes = static_cast<int64_t>(early.header.payload_bytes);
     return true;
   }
 
@@ -539,7 +563,6 @@ class WeightsCache final : public ops::PackedBlobStore {
     return "written: " + std::to_string(pending.size()) + " packings, " + std::to_string(h.payload_bytes) + " bytes";
   }
 
-  ThreadPool& pool_;
   std::string file_;
   std::vector<ModelFile> files_;
   json key_, model_stat_;
@@ -555,9 +578,15 @@ class WeightsCache final : public ops::PackedBlobStore {
   std::thread writer_;
 };
 
-std::shared_ptr<WeightsCache> open_weights_cache(const SessionOptions& options, const graph::Model& model, ThreadPool& pool) {
+std::shared_ptr<WeightsCacheEarly> start_weights_cache(const SessionOptions& options, const std::string& model_path) {
   if (options.weights_cache.empty()) return nullptr;
-  return std::make_shared<WeightsCache>(options, model, pool);
+  return std::make_shared<WeightsCacheEarly>(options, model_path);
+}
+
+std::shared_ptr<WeightsCache> open_weights_cache(const SessionOptions& options, const graph::Model& model,
+                                                 std::shared_ptr<WeightsCacheEarly> early) {
+  if (options.weights_cache.empty()) return nullptr;
+  return std::make_shared<WeightsCache>(options, model, std::move(early));
 }
 
 std::shared_ptr<ops::PackedBlobStore> weights_cache_store(const std::shared_ptr<WeightsCache>& cache) { return cache; }

@@ -24,7 +24,6 @@
 #include <memory>
 #include <string>
 
-#include "core/thread_pool.h"
 #include "glassbox/session.h"
 #include "graph/graph.h"
 #include "ops/packed_cache.h"
@@ -41,11 +40,21 @@ constexpr int kWeightsCacheFormatVersion = 1;
 void set_weights_cache_cpu_for_testing(const std::string& cpu);
 
 class WeightsCache;
+class WeightsCacheEarly;
 
-// Opens (or prepares to create) the cache for `model` in options.weights_cache. Never fails:
-// a problem becomes the report's state (unavailable: the session runs without a cache;
+// Before the model is parsed (the load's other work overlaps it): opens the cache file for
+// `model_path` in options.weights_cache, checks its header and index, maps it and starts
+// checking every segment's checksum on max(1, options.threads - 1) background threads.
+// Nothing from the file is used before open_weights_cache has compared the key and awaited the
+// check. nullptr when the option is "". Dropping the result cancels the check and joins.
+std::shared_ptr<WeightsCacheEarly> start_weights_cache(const SessionOptions& options, const std::string& model_path);
+
+// Opens (or prepares to create) the cache for `model` in options.weights_cache, continuing
+// `early` (if it was started for the same file; else the whole check happens here). Never
+// fails: a problem becomes the report's state (unavailable: the session runs without a cache;
 // rebuilt: the file is replaced after the first run). nullptr when the option is "".
-std::shared_ptr<WeightsCache> open_weights_cache(const SessionOptions& options, const graph::Model& model, ThreadPool& pool);
+std::shared_ptr<WeightsCache> open_weights_cache(const SessionOptions& options, const graph::Model& model,
+                                                 std::shared_ptr<WeightsCacheEarly> early);
 
 // The store the packers see (registered per initializer by the session).
 std::shared_ptr<ops::PackedBlobStore> weights_cache_store(const std::shared_ptr<WeightsCache>& cache);

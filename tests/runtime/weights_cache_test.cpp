@@ -2,18 +2,21 @@
 // first run, a hit maps it and gives bitwise the outputs of a session without the cache
 // (fp32, bf16, int8 MatMulInteger, and the torch.onnx-exported tiny BERT); a changed model,
 // a flipped bit, a truncated file, another file format version and another CPU key are each
-// detected, reported with their reason and rebuilt, never used; several processes creating
+// detected, reported with their reason and rebuilt, never used (also a one-byte change at
+// either end of the payload, checked in the background while the model loads); several processes creating
 // the file at once leave one valid file; an unusable directory is a warning, not an error.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "bert_inputs.h"
@@ -225,6 +228,42 @@ TEST(WeightsCache, FlippedPayloadBitIsRebuilt) {
   ASSERT_GT(payload_offset, 64u);
   patch_file(file, payload_offset + 100, [](char& c) { c ^= 0x10; });
   expect_rebuilt(model, cache.path(), "corrupt: checksum mismatch");
+}
+
+// The segments are checked on a background thread while the model is parsed; a change of one
+// byte at the payload's first or last byte is still found before anything is used.
+TEST(WeightsCache, OneByteChangeAtThePayloadEndsIsRebuilt) {
+  REQUIRE_OPS("MatMul", "Relu", "Gemm");
+  TempDir dir, cache;
+  const std::string model = float_model(dir, "m.onnx", 1);
+  const std::string file = written_file(model, cache.path());
+  uint64_t payload_offset = 0;
+  {
+    std::ifstream in(file, std::ios::binary);
+    in.seekg(40);
+    in.read(reinterpret_cast<char*>(&payload_offset), sizeof payload_offset);
+  }
+  patch_file(file, payload_offset, [](char& c) { c = static_cast<char>(c + 1); });
+  expect_rebuilt(model, cache.path(), "corrupt: checksum mismatch in segment 0 of");
+  // The last byte of the last segment of the file the rebuild wrote (segments: [offset, bytes, checksum]).
+  uint64_t header[8] = {};
+  {
+    std::ifstream in(file, std::ios::binary);
+    in.read(reinterpret_cast<char*>(header), sizeof header);
+  }
+  std::string text(header[3], '\0');  // header words: magic, version, index offset, index bytes, ..., payload offset
+  {
+    std::ifstream in(file, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(header[2]));
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+  uint64_t end = 0;
+  const nlohmann::json index = nlohmann::json::parse(text);
+  for (const auto& e : index["entries"])
+    for (const auto& seg : e["segments"]) end = std::max(end, seg[0].get<uint64_t>() + seg[1].get<uint64_t>());
+  ASSERT_GT(end, 0u);
+  patch_file(file, header[5] + end - 1, [](char& c) { c = static_cast<char>(c ^ 0x80); });  // payload offset + end - 1
+  expect_rebuilt(model, cache.path(), "corrupt: checksum mismatch in segment");
 }
 
 TEST(WeightsCache, FlippedIndexBitIsRebuilt) {
