@@ -71,8 +71,9 @@ class Buffer {
   virtual const std::vector<std::string>* strings() const { return nullptr; }
 };
 
-// Heap buffer aligned to 64 bytes (one cache line / one AVX-512 register).
-std::shared_ptr<Buffer> make_owned_buffer(size_t bytes);
+// Heap buffer aligned to 64 bytes (one cache line / one AVX-512 register), zero-filled
+// unless `zero` is false (then its contents are unspecified until written).
+std::shared_ptr<Buffer> make_owned_buffer(size_t bytes, bool zero = true);
 // Wraps memory the caller keeps alive for the buffer's lifetime.
 std::shared_ptr<Buffer> make_borrowed_buffer(void* data, size_t bytes, bool writable);
 
@@ -81,6 +82,10 @@ class Tensor {
   Tensor() = default;
   // Allocates zero-filled owned storage. Fails on bad shape/dtype.
   static Result<Tensor> allocate(DataType dtype, Shape shape);
+  // The same without the zero fill: for storage the caller overwrites in full before
+  // anyone reads it (the executor's op outputs: ops write every element, as they must for
+  // the memory plan's arena, which is reused between runs and never cleared).
+  static Result<Tensor> allocate_uninitialized(DataType dtype, Shape shape);
   // A string tensor (DataType::kString): the elements live in an immutable buffer of
   // std::string (row-major), never in bytes. values.size() must equal the shape's numel.
   static Result<Tensor> strings(Shape shape, std::vector<std::string> values);

@@ -68,12 +68,12 @@ namespace {
 
 class OwnedBuffer final : public Buffer {
  public:
-  explicit OwnedBuffer(size_t bytes) : size_(bytes) {
+  OwnedBuffer(size_t bytes, bool zero) : size_(bytes) {
     // aligned_alloc needs a size that is a multiple of the alignment.
     size_t rounded = (bytes + 63) / 64 * 64;
     data_ = rounded ? std::aligned_alloc(64, rounded) : nullptr;
     if (rounded && !data_) throw std::bad_alloc();
-    if (data_) std::memset(data_, 0, rounded);
+    if (data_ && zero) std::memset(data_, 0, rounded);
   }
   ~OwnedBuffer() override { std::free(data_); }
   const void* data() const override { return data_; }
@@ -114,13 +114,15 @@ class StringBuffer final : public Buffer {
 
 }  // namespace
 
-std::shared_ptr<Buffer> make_owned_buffer(size_t bytes) { return std::make_shared<OwnedBuffer>(bytes); }
+std::shared_ptr<Buffer> make_owned_buffer(size_t bytes, bool zero) { return std::make_shared<OwnedBuffer>(bytes, zero); }
 
 std::shared_ptr<Buffer> make_borrowed_buffer(void* data, size_t bytes, bool writable) {
   return std::make_shared<BorrowedBuffer>(data, bytes, writable);
 }
 
-Result<Tensor> Tensor::allocate(DataType dtype, Shape shape) {
+namespace {
+
+Result<Tensor> allocate_owned(DataType dtype, Shape shape, bool zero) {
   if (dtype_size(dtype) == 0)
     return make_error(ErrorCode::kUnsupported, std::string("cannot allocate a tensor of dtype ") + dtype_name(dtype));
   GB_ASSIGN_OR_RETURN(int64_t n, shape_numel(shape));
@@ -129,13 +131,21 @@ Result<Tensor> Tensor::allocate(DataType dtype, Shape shape) {
     return make_error(ErrorCode::kLimitExceeded, "tensor of shape " + shape_to_string(shape) + " is too large");
   std::shared_ptr<Buffer> buf;
   try {
-    buf = make_owned_buffer(static_cast<size_t>(n) * elem);
+    buf = make_owned_buffer(static_cast<size_t>(n) * elem, zero);
   } catch (const std::bad_alloc&) {
     return make_error(ErrorCode::kLimitExceeded,
                       "out of memory allocating " + std::to_string(static_cast<size_t>(n) * elem) + " bytes for " +
                           dtype_name(dtype) + " tensor " + shape_to_string(shape));
   }
-  return view(dtype, std::move(shape), std::move(buf), 0);
+  return Tensor::view(dtype, std::move(shape), std::move(buf), 0);
+}
+
+}  // namespace
+
+Result<Tensor> Tensor::allocate(DataType dtype, Shape shape) { return allocate_owned(dtype, std::move(shape), true); }
+
+Result<Tensor> Tensor::allocate_uninitialized(DataType dtype, Shape shape) {
+  return allocate_owned(dtype, std::move(shape), false);
 }
 
 Result<Tensor> Tensor::strings(Shape shape, std::vector<std::string> values) {

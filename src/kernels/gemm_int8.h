@@ -55,6 +55,11 @@ struct QGemmArgs {
   int64_t ldc = 0;
   const float* scale = nullptr;  // f32 output: N entries (a_scale * b_scale[j])
   const float* bias = nullptr;   // f32 output: N entries added after the scale, or nullptr
+  // f32 output, after the bias: GELU, then a residual [M, N] (row stride ld_residual) added last;
+  // the same operations as the Gelu and Add ops they replace (gelu_erf_f32, one float add).
+  GemmActivation activation = GemmActivation::kNone;
+  const float* residual = nullptr;
+  int64_t ld_residual = 0;
 };
 
 void gemm_u8s8_packed(const QGemmArgs& args, const PackedGemmS8B& B, ThreadPool* pool);

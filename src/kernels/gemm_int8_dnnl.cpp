@@ -130,6 +130,15 @@ GB_AVX512 int64_t dynamic_row_avx512(int64_t n, const int32_t* in, const int32_t
   return j;
 }
 
+// MatMulIntegerToFloat's fused GELU and residual on one finished row segment [n0, n0 + n) of row r.
+void apply_row_epilogue(const QGemmArgs& a, int64_t r, int64_t n0, int64_t n, float* out) {
+  if (a.activation == GemmActivation::kGeluErf) gelu_erf_f32(out, out, n, nullptr);
+  if (a.residual) {
+    const float* res = a.residual + r * a.ld_residual + n0;
+    for (int64_t j = 0; j < n; ++j) out[j] += res[j];
+  }
+}
+
 // acc (m x n, dense) -> C with the zero-point terms, then s32 or scaled f32.
 void finish_tile(const QGemmArgs& a, const PackedGemmS8B& B, const int32_t* rowsum, int64_t m0, int64_t m,
                  int64_t n0, int64_t n, const int32_t* acc) {
@@ -165,6 +174,7 @@ void finish_tile(const QGemmArgs& a, const PackedGemmS8B& B, const int32_t* rows
       } else {
         for (int64_t j = j0; j < n; ++j) out[j] = static_cast<float>(value(j)) * s[j];
       }
+      apply_row_epilogue(a, r, n0, n, out);
     }
   }
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/gemm_int8.h"
+#include "kernels/layer_norm.h"
 #include "ops/attr_util.h"
 #include "ops/dtype_dispatch.h"
 #include "ops/qmatmul.h"
@@ -98,6 +99,9 @@ Status qmatmul_run(ComputeContext& ctx, const Tensor& a, const Tensor& b, const 
           q.ldc = N;
           q.scale = out.scale;
           q.bias = out.bias;
+          q.activation = out.activation;
+          q.residual = out.residual;
+          q.ld_residual = N;
           kernels::gemm_u8s8_packed(q, *packed, &ctx.pool());
           return Status::ok_status();
         }
@@ -115,7 +119,12 @@ Status qmatmul_run(ComputeContext& ctx, const Tensor& a, const Tensor& b, const 
           const TB* bm = pb + (b_shared ? 0 : batch * K * N);
           kernels::gemm_integer_reference<TA, TB>(1, N, K, pa + r * K, K, za.data() + i, false, bm, N, zb.data(), true,
                                                   acc + r * N, N);
-          if (out.f32) kernels::apply_qgemm_scale(1, N, acc + r * N, N, out.scale, out.bias, out.f32 + r * N, N);
+          if (!out.f32) continue;
+          float* y = out.f32 + r * N;
+          kernels::apply_qgemm_scale(1, N, acc + r * N, N, out.scale, out.bias, y, N);
+          if (out.activation == kernels::GemmActivation::kGeluErf) kernels::gelu_erf_f32(y, y, N, nullptr);
+          if (out.residual)
+            for (int64_t j = 0; j < N; ++j) y[j] += out.residual[r * N + j];
         }
       });
       return Status::ok_status();

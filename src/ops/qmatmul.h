@@ -6,6 +6,7 @@
 // (kernel variant packed_weights on). Otherwise plain loops.
 #pragma once
 
+#include "kernels/gemm.h"
 #include "ops/elementwise.h"
 #include "ops/packed_weights_s8.h"
 
@@ -16,6 +17,8 @@ struct QMatMulOut {
   float* f32 = nullptr;          // MatMulIntegerToFloat: float(acc) * scale[j] (+ bias[j])
   const float* scale = nullptr;  // N entries
   const float* bias = nullptr;   // N entries or nullptr
+  kernels::GemmActivation activation = kernels::GemmActivation::kNone;  // after the bias
+  const float* residual = nullptr;  // the output's shape, added last, or nullptr
 };
 
 // The output shape of A x B, or the reason it is refused.

@@ -113,7 +113,8 @@ class StepContext final : public ops::ComputeContext {
         bytes <= plan->slots[v].bytes) {
       GB_ASSIGN_OR_RETURN(t, Tensor::view(dtype, shape, rs_.arena, static_cast<size_t>(plan->slots[v].offset)));
     } else {
-      auto r = Tensor::allocate(dtype, shape);
+      // Not zero-filled, like the arena: the op writes its output in full.
+      auto r = Tensor::allocate_uninitialized(dtype, shape);
       if (!r.ok()) {
         rs_.live_bytes -= bytes;
         return std::move(r).take_error().with_where(node_where(*step_.node));

@@ -185,5 +185,90 @@ TEST(QuantFusion, QdqFormWithinRoundingBound) {
   }
 }
 
+// A quantized encoder feed-forward block as onnxruntime's dynamic quantizer leaves it:
+//   x -> DynamicQuantizeLinear -> MatMulInteger(w1) -> Cast -> Mul(scales) -> Add(b1) -> GELU (erf form, as
+//   torch.onnx writes it) -> DynamicQuantizeLinear -> MatMulInteger(w2) -> Cast -> Mul -> Add(b2) -> Add(x)
+// matmul_epilogue_fusion gives the first MatMulIntegerToFloat the GELU and the second the residual.
+constexpr int64_t kFf = 52;  // 3 vectors of 16 and a tail of 4; K = 40: 2 vectors and a tail of 8
+
+onnx::ModelProto quantized_ffn_model() {
+  std::mt19937 rng(5);
+  auto m = make_model(14);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {-1, -1, K}, {"batch", "seq", ""});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {-1, -1, K}, {"batch", "seq", ""});
+  add_initializer(g, "w1", onnx::TensorProto::INT8, {K, kFf}, random_int8(K * kFf, rng));
+  add_initializer(g, "w1_scale", onnx::TensorProto::FLOAT, {kFf}, random_floats(kFf, rng, 0.001f, 0.03f));
+  add_initializer(g, "w1_zp", onnx::TensorProto::INT8, {kFf}, std::vector<int8_t>(kFf, 0));
+  add_initializer(g, "b1", onnx::TensorProto::FLOAT, {kFf}, random_floats(kFf, rng, -1.f, 1.f));
+  add_initializer(g, "w2", onnx::TensorProto::INT8, {kFf, K}, random_int8(kFf * K, rng));
+  add_initializer(g, "w2_scale", onnx::TensorProto::FLOAT, {}, std::vector<float>{0.0071f});
+  add_initializer(g, "b2", onnx::TensorProto::FLOAT, {K}, random_floats(K, rng, -1.f, 1.f));
+  add_initializer(g, "sqrt2", onnx::TensorProto::FLOAT, {}, std::vector<float>{1.41421356f});
+  add_initializer(g, "one", onnx::TensorProto::FLOAT, {}, std::vector<float>{1.f});
+  add_initializer(g, "half", onnx::TensorProto::FLOAT, {}, std::vector<float>{0.5f});
+  add_node(g, "DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"});
+  add_node(g, "MatMulInteger", {"xq", "w1", "xz", "w1_zp"}, {"i1"});
+  add_int_attr(add_node(g, "Cast", {"i1"}, {"f1"}), "to", onnx::TensorProto::FLOAT);
+  add_node(g, "Mul", {"xs", "w1_scale"}, {"s1"});
+  add_node(g, "Mul", {"f1", "s1"}, {"p1"});
+  add_node(g, "Add", {"p1", "b1"}, {"h"});
+  add_node(g, "Div", {"h", "sqrt2"}, {"hd"});
+  add_node(g, "Erf", {"hd"}, {"he"});
+  add_node(g, "Add", {"he", "one"}, {"hp"});
+  add_node(g, "Mul", {"h", "hp"}, {"hm"});
+  add_node(g, "Mul", {"hm", "half"}, {"gelu"});
+  add_node(g, "DynamicQuantizeLinear", {"gelu"}, {"gq", "gs", "gz"});
+  add_node(g, "MatMulInteger", {"gq", "w2", "gz"}, {"i2"});
+  add_int_attr(add_node(g, "Cast", {"i2"}, {"f2"}), "to", onnx::TensorProto::FLOAT);
+  add_node(g, "Mul", {"gs", "w2_scale"}, {"s2"});
+  add_node(g, "Mul", {"f2", "s2"}, {"p2"});
+  add_node(g, "Add", {"p2", "b2"}, {"o"});
+  add_node(g, "Add", {"o", "x"}, {"y"});
+  return m;
+}
+
+int fired_on_quantized(const Session& s) {
+  int n = 0;
+  for (const auto& e : s.pass_log())
+    n += e.pass == "matmul_epilogue_fusion" && e.message.find("-> MatMulIntegerToFloat") != std::string::npos;
+  return n;
+}
+
+// The fused epilogue runs the Gelu op's kernel and the same float add on each finished row
+// segment: with and without matmul_epilogue_fusion the outputs must be identical. Level 0
+// (Erf through std::erf, every node separate) only agrees within a quantization step of the
+// second layer's input, so it is a sanity bound here, not the exactness check.
+TEST(QuantFusion, GeluAndResidualEpilogueBitForBit) {
+  TempDir dir;
+  const std::string path = write_model(quantized_ffn_model(), dir.file("ffn.onnx"));
+  Session fused = load(path, 2, {});
+  Session unfused = load(path, 2, {"matmul_epilogue_fusion"});
+  Session plain = load(path, 0, {});
+  EXPECT_EQ(fired(fused), 2);
+  EXPECT_EQ(fired_on_quantized(fused), 2);
+  EXPECT_EQ(fired_on_quantized(unfused), 0);
+  EXPECT_EQ(fused.node_count() + 2, unfused.node_count());  // the Gelu and the residual Add
+  std::mt19937 rng(11);
+  for (const auto& sh : kShapes) {
+    SCOPED_TRACE("batch " + std::to_string(sh.batch) + " seq " + std::to_string(sh.seq));
+    auto x = random_floats(static_cast<size_t>(sh.batch * sh.seq * K), rng, -3.f, 3.f);
+    std::vector<NamedTensor> in{{"x", float_tensor({sh.batch, sh.seq, K}, x)}};
+    auto a = fused.run(in), b = unfused.run(in), c = plain.run(in);
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+    const auto va = values_of<float>((*a)[0].tensor), vb = values_of<float>((*b)[0].tensor),
+               vc = values_of<float>((*c)[0].tensor);
+    ASSERT_EQ(va.size(), static_cast<size_t>(sh.batch * sh.seq * K));
+    int64_t diff = 0;
+    double far = 0;
+    for (size_t i = 0; i < va.size(); ++i) {
+      diff += va[i] != vb[i];
+      far = std::max(far, std::fabs(double(va[i]) - vc[i]));
+    }
+    EXPECT_EQ(diff, 0);
+    EXPECT_LT(far, 0.05) << "fused vs level 0";
+  }
+}
+
 }  // namespace
 }  // namespace glassbox::rt_test
