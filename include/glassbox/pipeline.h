@@ -53,6 +53,7 @@ struct PipelineOptions {
   std::string precision_source = "flag --precision";
   std::optional<std::string> weights_cache;    // override of glassbox.json weights_cache (flag --weights-cache; "" = off)
   std::string weights_cache_source = "flag --weights-cache";  // as precision_source ("argument weights_cache": Python)
+  std::optional<PoolWait> pool_wait;           // override of glassbox.json pool_wait (flag --pool-wait)
 };
 
 struct PipelineInput {

@@ -32,6 +32,13 @@ const char* precision_name(Precision p);  // "fp32", "bf16", "int8-dynamic"
 // "fp32" | "bf16" | "int8-dynamic" (kInvalidArgument naming the choices otherwise).
 Result<Precision> parse_precision(const std::string& text);
 
+// How the session's idle pool threads wait for the next op's work during a run
+// (SessionOptions::pool_wait; docs/runtime.md "Pool waiting").
+enum class PoolWait { kAuto, kSpin, kSleep };
+const char* pool_wait_name(PoolWait w);  // "auto", "spin", "sleep"
+// "auto" | "spin" | "sleep" (kInvalidArgument naming the choices otherwise).
+Result<PoolWait> parse_pool_wait(const std::string& text);
+
 // Every setting of a Session. Each field: default, then why.
 struct SessionOptions {
   // Intra-op threads. 0 = physical_core_count(): hyperthread siblings share the FPUs
@@ -78,6 +85,13 @@ struct SessionOptions {
   // truncated or corrupt file is detected and rebuilt; see docs/runtime.md). Off by default:
   // it writes hundreds of MB to a place only the user can choose.
   std::string weights_cache;
+  // How idle pool threads wait for the next op during a run. auto: poll up to 200 us (a
+  // kernel wake-up costs tens of us, an encoder run issues ~100-250 parallel ops back to
+  // back) only while the machine has an idle core and no spinner was just preempted, else
+  // sleep at once; spin: poll up to 200 us whatever the load; sleep: never poll. No mode
+  // spins between runs. Default auto: the spin's gain on a quiet machine without its loss
+  // (a spinner taking the core a descheduled thread needs) on a loaded one.
+  PoolWait pool_wait = PoolWait::kAuto;
 };
 
 // What the packed-weights cache did for one session (SessionOptions::weights_cache).

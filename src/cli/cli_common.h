@@ -35,6 +35,21 @@ inline CLI::Option* add_weights_cache_option(CLI::App* cmd, std::string& target)
                          "(default: off)");
 }
 
+// --pool-wait auto|spin|sleep (SessionOptions::pool_wait), checked when parsed.
+inline CLI::Option* add_pool_wait_option(CLI::App* cmd, std::string& target) {
+  return cmd
+      ->add_option("--pool-wait", target,
+                   "auto | spin | sleep: how idle pool threads wait for the next op during a run; auto polls up to "
+                   "200 us only while the machine has an idle core, spin always, sleep never (default: auto)")
+      ->check([](const std::string& v) { return parse_pool_wait(v).ok() ? std::string() : parse_pool_wait(v).error().to_string(); });
+}
+
+inline PoolWait pool_wait_or_fail(const std::string& verb, const std::string& text) {
+  auto w = parse_pool_wait(text);
+  if (!w.ok()) fail(verb, w.error());
+  return *w;
+}
+
 inline Precision precision_or_fail(const std::string& verb, const std::string& text) {
   auto p = parse_precision(text);
   if (!p.ok()) fail(verb, p.error());

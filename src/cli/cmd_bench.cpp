@@ -24,6 +24,7 @@ struct BenchArgs {
   bool copy_initializers = false;  // SessionOptions::map_initializers = false
   std::string precision = "fp32";
   std::string weights_cache;  // "" = off
+  std::string pool_wait = "auto";
 };
 
 // Writes the last timed run's outputs as output_<i>.npy (for comparisons with a peer).
@@ -49,6 +50,7 @@ void bench_command(const BenchArgs& a) {
   opts.map_initializers = !a.copy_initializers;
   opts.precision = cli::precision_or_fail("bench", a.precision);
   opts.weights_cache = a.weights_cache;
+  opts.pool_wait = cli::pool_wait_or_fail("bench", a.pool_wait);
   diag::BenchOptions bench = a.bench;
   if (!a.unpad_mask.empty()) {
     bench.unpadded = true;
@@ -128,6 +130,7 @@ void add_bench_command(CLI::App& app) {
                 "(default: off)");
   glassbox::cli::add_precision_option(cmd, a->precision);
   glassbox::cli::add_weights_cache_option(cmd, a->weights_cache);
+  glassbox::cli::add_pool_wait_option(cmd, a->pool_wait);
   cmd->add_flag("--json", a->json, "print the stable JSON report (schema glassbox.bench/1; default: text)");
   cmd->callback([a] { bench_command(*a); });
 }

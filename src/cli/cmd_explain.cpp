@@ -15,6 +15,7 @@ struct ExplainArgs {
   std::optional<int> threads, opt_level;
   std::string precision;  // empty: not given
   std::optional<std::string> weights_cache;
+  std::string pool_wait;  // empty: not given
   bool markdown = false, json = false;
   bool serve = false;
 };
@@ -74,6 +75,10 @@ void explain_command(const ExplainArgs& a) {
     opts.session.weights_cache = *a.weights_cache;
     opts.sources["session.weights_cache"] = "flag";
   }
+  if (!a.pool_wait.empty()) {
+    opts.session.pool_wait = cli::pool_wait_or_fail("explain", a.pool_wait);
+    opts.sources["session.pool_wait"] = "flag";
+  }
   WeightsCacheReport cache;  // what this load found in the packed-weights cache
   std::vector<Derivation> decisions;  // a model directory: the pipeline decisions and where each came from
   std::vector<OpDecision> op_choices;  // what ops chose at load (tree layouts), with why
@@ -83,12 +88,13 @@ void explain_command(const ExplainArgs& a) {
     po.session = opts.session;
     if (!a.precision.empty()) po.precision = opts.session.precision;
     if (a.weights_cache) po.weights_cache = *a.weights_cache;
+    if (!a.pool_wait.empty()) po.pool_wait = opts.session.pool_wait;
     auto pipeline = Pipeline::load(a.model, po);
     if (!pipeline.ok()) cli::fail("explain", pipeline.error());
     opts.session = pipeline->session().options();
     decisions = pipeline->derivations();
     for (const auto& d : decisions)  // glassbox.json may declare the precision
-      if ((d.field == "precision" || d.field == "weights_cache") && d.source == "glassbox.json")
+      if ((d.field == "precision" || d.field == "weights_cache" || d.field == "pool_wait") && d.source == "glassbox.json")
         opts.sources["session." + d.field] = "file (glassbox.json)";
     op_choices = pipeline->session().op_decisions();
     cache = pipeline->session().weights_cache_report();
@@ -157,6 +163,8 @@ void add_explain_command(CLI::App& app) {
   cmd->add_option("--weights-cache", a->weights_cache,
                   "as `run --weights-cache`; with a model, shows whether this load hit, missed or rebuilt the cache "
                   "and why (default: option default, or glassbox.json)");
+  glassbox::cli::add_pool_wait_option(cmd, a->pool_wait)
+      ->description("as `run --pool-wait` (default: option default, or glassbox.json)");
   auto* md = cmd->add_flag("--markdown", a->markdown, "write the table as Markdown (docs/decisions.md is generated this way)");
   cmd->add_flag("--serve", a->serve, "also print the options of `glassbox serve` (a --config file may then hold \"server\")");
   cmd->add_flag("--json", a->json, "print JSON (schema glassbox.explain/1)")->excludes(md);

@@ -25,6 +25,7 @@ struct RunArgs {
   bool log_passes = false;
   std::string precision = "fp32";
   std::string weights_cache;  // "" = off
+  std::string pool_wait = "auto";
 };
 
 // Strings are written as JSON strings (invalid UTF-8 replaced by U+FFFD: they are labels and categories).
@@ -87,6 +88,7 @@ void run_command(const RunArgs& a) {
   opts.log_passes = a.log_passes;
   opts.precision = cli::precision_or_fail("run", a.precision);
   opts.weights_cache = a.weights_cache;
+  opts.pool_wait = cli::pool_wait_or_fail("run", a.pool_wait);
   auto session = Session::load(a.model, opts);
   if (!session.ok()) cli::fail("run", session.error());
   if (a.check_numerics) session->set_observer(runtime::make_numerics_checker());
@@ -142,5 +144,6 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--log-passes", a->log_passes, "print what each graph pass changed to stderr");
   glassbox::cli::add_precision_option(cmd, a->precision);
   glassbox::cli::add_weights_cache_option(cmd, a->weights_cache);
+  glassbox::cli::add_pool_wait_option(cmd, a->pool_wait);
   cmd->callback([a] { run_command(*a); });
 }

@@ -12,6 +12,7 @@ struct ServeArgs {
   std::string config_file;
   std::optional<glassbox::Precision> precision;  // --precision: over the config file's session.precision
   std::optional<std::string> weights_cache;      // --weights-cache: over the config file's session.weights_cache
+  std::optional<glassbox::PoolWait> pool_wait;   // --pool-wait: over the config file's session.pool_wait
 };
 
 template <class T>
@@ -61,6 +62,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option_function<std::string>("--weights-cache", [a](const std::string& v) { a->weights_cache = v; },
      "DIR: packed-weights cache of every model, over glassbox.json (SessionOptions::weights_cache; default off, "
      "`glassbox explain` says why)");
+  cmd->add_option_function<std::string>("--pool-wait", [a](const std::string& v) {
+       a->pool_wait = glassbox::cli::pool_wait_or_fail("serve", v);
+     }, "auto | spin | sleep: how idle pool threads wait for the next op during a run, every model, over the --config "
+        "file and glassbox.json (SessionOptions::pool_wait; default auto, `glassbox explain` says why)");
   cmd->add_flag_function("--access-log", [a](int64_t) {
        a->config.server.access_log = true;
        a->config.sources["server.access_log"] = "flag";
@@ -84,6 +89,10 @@ void add_serve_command(CLI::App& app) {
     if (a->weights_cache) {
       config.session.weights_cache = *a->weights_cache;
       config.sources["session.weights_cache"] = "flag";
+    }
+    if (a->pool_wait) {
+      config.session.pool_wait = *a->pool_wait;
+      config.sources["session.pool_wait"] = "flag";
     }
     auto code = server::serve(config);
     if (!code.ok()) cli::fail("serve", code.error());

@@ -28,6 +28,7 @@ struct TextArgs {
   int threads = 0;
   std::string precision;  // empty: glassbox.json, else fp32
   std::optional<std::string> weights_cache;  // unset: glassbox.json, else off
+  std::string pool_wait;                     // empty: glassbox.json, else auto
 };
 
 inline void add_text_options(CLI::App* cmd, TextArgs& a) {
@@ -45,6 +46,9 @@ inline void add_text_options(CLI::App* cmd, TextArgs& a) {
   cmd->add_option("--weights-cache", a.weights_cache,
                   "DIR: packed-weights cache (written after the first run, mapped on later loads; \"\" = off) "
                   "(default: glassbox.json \"weights_cache\", else off)");
+  add_pool_wait_option(cmd, a.pool_wait)->description(
+      "auto | spin | sleep: how idle pool threads wait for the next op during a run (default: glassbox.json "
+      "\"pool_wait\", else auto = poll up to 200 us only while the machine has an idle core)");
 }
 
 // Splits positional args into the model directory and the texts.
@@ -99,6 +103,7 @@ inline Pipeline load_pipeline(const std::string& verb, TextArgs& a, std::vector<
   opts.batch_size = a.batch;
   if (!a.precision.empty()) opts.precision = precision_or_fail(verb, a.precision);
   opts.weights_cache = a.weights_cache;
+  if (!a.pool_wait.empty()) opts.pool_wait = pool_wait_or_fail(verb, a.pool_wait);
   auto p = Pipeline::load(dir, opts);
   if (!p.ok()) fail(verb, p.error());
   if (texts.empty()) texts = read_jsonl_stdin(verb);

@@ -1,17 +1,126 @@
 #include "core/thread_pool.h"
 
-#include <algorithm>
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define GLASSBOX_CPU_RELAX() _mm_pause()
+#else
+#define GLASSBOX_CPU_RELAX() std::this_thread::yield()
+#endif
+
+// How kAuto decides (SessionOptions::pool_wait, docs/runtime.md "Pool waiting"):
+// a spinning thread only helps when it has a core of its own. On a machine whose cores
+// are all taken (here: 2 cores shared by several processes), a spinner holds the core
+// that the descheduled caller or a worker with real work needs, and a run got 3.5x
+// slower (h/fp32-spin under load 10). So kAuto spins only when all three hold:
+//  1. a run is in progress (RunScope): never between runs, whatever the mode;
+//  2. the machine has a core for us: the runnable-thread count of /proc/loadavg (which
+//     counts our own running threads) is <= the CPUs this process may run on. It is
+//     sampled at most every 100 ms by whichever thread asks (one open/read/close);
+//  3. no spinner of this process saw itself preempted in the last 100 ms: a spin loop
+//     reads the clock every 32 polls (~2 us apart); a gap above 50 us means the thread
+//     was descheduled, i.e. someone else wanted that core, so it stops at once.
+// Each wait spins at most kSpinBudget (200 us), then sleeps on the condition variable.
 namespace glassbox {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
 void chunk_range(int64_t n, int chunks, int index, int64_t& begin, int64_t& end) {
   const int64_t base = n / chunks, rem = n % chunks;
   begin = index * base + std::min<int64_t>(index, rem);
   end = begin + base + (index < rem ? 1 : 0);
 }
+
+int64_t now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
+
+int usable_cpus() {
+  static const int n = [] {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  }();
+  return n;
+}
+
+// Runnable threads on the machine now, or -1 when /proc/loadavg cannot be read.
+int runnable_threads() {
+  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[128];
+  const ssize_t got = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (got <= 0) return -1;
+  buf[got] = '\0';
+  return spin_gate::parse_runnable(buf);
+}
+
+std::atomic<int64_t> g_next_sample_ns{0};
+std::atomic<int64_t> g_blocked_until_ns{0};
+std::atomic<bool> g_core_free{false};
+
+// Polls until done() (true) or, false: the budget is spent, no run is in progress any
+// more, or (kAuto) this thread was preempted while polling.
+template <class Done>
+bool poll(ThreadPool::Wait wait, const std::atomic<int>& runs, Done&& done) {
+  auto last = Clock::now();
+  const auto until = last + ThreadPool::kSpinBudget;
+  for (unsigned i = 1;; ++i) {
+    if (done()) return true;
+    if (runs.load(std::memory_order_relaxed) == 0) return false;
+    GLASSBOX_CPU_RELAX();
+    if (i % 32 != 0) continue;
+    const auto now = Clock::now();
+    if (wait == ThreadPool::Wait::kAuto && now - last > spin_gate::kPreemptedGap) {
+      spin_gate::preempted();
+      return false;
+    }
+    if (now > until) return false;
+    last = now;
+  }
+}
+
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
+namespace spin_gate {
+
+int parse_runnable(const char* text) {
+  // "0.52 0.58 0.59 2/345 12345": the fourth field's numerator.
+  const char* slash = std::strchr(text, '/');
+  if (!slash) return -1;
+  const char* p = slash;
+  while (p > text && p[-1] >= '0' && p[-1] <= '9') --p;
+  if (p == slash || (p > text && p[-1] != ' ')) return -1;
+  return std::atoi(p);
+}
+
+bool allowed() {
+  const int64_t now = now_ns();
+  if (now < g_blocked_until_ns.load(std::memory_order_relaxed)) return false;
+  int64_t due = g_next_sample_ns.load(std::memory_order_relaxed);
+  if (now >= due && g_next_sample_ns.compare_exchange_strong(
+                        due, now + std::chrono::duration_cast<std::chrono::nanoseconds>(kSamplePeriod).count())) {
+    const int runnable = runnable_threads();
+    g_core_free.store(runnable >= 0 && runnable <= usable_cpus(), std::memory_order_relaxed);
+  }
+  return g_core_free.load(std::memory_order_relaxed);
+}
+
+void preempted() {
+  g_blocked_until_ns.store(now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(kBackoff).count(),
+                           std::memory_order_relaxed);
+}
+
+}  // namespace spin_gate
+
+ThreadPool::ThreadPool(int threads, Wait wait) : threads_(std::max(1, threads)), wait_(wait) {
   for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
@@ -36,19 +145,49 @@ void ThreadPool::run_chunks() {
   }
 }
 
+bool ThreadPool::may_spin() const {
+  if (wait_ == Wait::kSleep || runs_.load(std::memory_order_relaxed) == 0) return false;
+  return wait_ == Wait::kSpin || spin_gate::allowed();
+}
+
+// Polls (without the lock) for a job newer than `seen` (or stop); true if one was seen.
+bool ThreadPool::spin_until_job(uint64_t seen) const {
+  return poll(wait_, runs_, [&] {
+    return generation_.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_relaxed);
+  });
+}
+
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
+    const bool saw = may_spin() && spin_until_job(seen);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (saw && !stop_ && !job_) {  // that job was finished before this thread got here
+      seen = generation_.load(std::memory_order_relaxed);
+      continue;
+    }
     wake_.wait(lock, [&] { return stop_ || (job_ && generation_ != seen); });
     if (stop_) return;
     seen = generation_;
     ++active_;
     lock.unlock();
     run_chunks();
-    lock.lock();
-    if (--active_ == 0) done_.notify_one();
+    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> relock(mu_);  // the caller checks active_ under mu_ before it sleeps
+      done_.notify_one();
+    }
   }
+}
+
+// The caller has run out of chunks: wait until no worker is inside run_chunks, then
+// retire the job in the same critical section (a worker that takes mu_ later finds no job).
+void ThreadPool::finish_job() {
+  if (active_.load(std::memory_order_acquire) != 0 && may_spin())
+    poll(wait_, runs_, [&] { return active_.load(std::memory_order_acquire) == 0; });
+  std::unique_lock<std::mutex> lock(mu_);
+  done_.wait(lock, [&] { return active_ == 0; });
+  job_ = nullptr;
+  busy_ = false;
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
@@ -66,7 +205,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
       job_n_ = n;
       job_chunks_ = chunks;
       next_.store(0, std::memory_order_relaxed);
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
     }
   }
   if (inline_run) {
@@ -75,10 +214,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   }
   wake_.notify_all();
   run_chunks();
-  std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return active_ == 0; });
-  job_ = nullptr;
-  busy_ = false;
+  finish_job();
 }
 
 }  // namespace glassbox

@@ -98,6 +98,16 @@ const std::vector<Field<SessionOptions>>& session_fields() {
        "with a directory, later loads map them instead of packing (~2/3 of the first run)",
        "the directory fills with one file per model and precision (replaced, never accumulated, when the model, "
        "engine or CPU changes); a file is used only when its key and every checksum match"},
+      {"pool_wait", [](const SessionOptions& o) { return std::string(pool_wait_name(o.pool_wait)); },
+       [](SessionOptions& o, const json& j) {
+         auto w = parse_pool_wait(j.get<std::string>());
+         if (!w.ok()) throw json::other_error::create(501, w.error().what + " (" + w.error().fix + ")", nullptr);
+         o.pool_wait = *w;
+       },
+       "auto: during a run idle pool threads poll up to 200 us for the next op (a kernel wake-up costs tens of us, "
+       "~100-250 ops per encoder run), but only while the machine has an idle core and no spinner was just preempted",
+       "spin burns up to 200 us of a core per wait even when others need it (3.5x slower runs measured under load); "
+       "sleep pays a kernel wake-up per op (~12 % of a small model's CPU in the kernel)"},
   };
   return f;
 }
@@ -188,7 +198,7 @@ const std::vector<Field<ProcessOptions>>& process_fields() {
 
 // If an options struct gains a field, its table must gain a row (with a reason) too.
 static_assert(aggregate_field_count<ProcessOptions>() == 1, "ProcessOptions changed: update process_fields() in explain.cpp");
-static_assert(aggregate_field_count<SessionOptions>() == 12, "SessionOptions changed: update session_fields() in explain.cpp");
+static_assert(aggregate_field_count<SessionOptions>() == 13, "SessionOptions changed: update session_fields() in explain.cpp");
 static_assert(aggregate_field_count<graph::LoadOptions>() == 8, "LoadOptions changed: update load_fields() in explain.cpp");
 static_assert(aggregate_field_count<EncodeOptions>() == 7, "EncodeOptions changed: update encode_fields() in explain.cpp");
 static_assert(aggregate_field_count<UnpadOptions>() == 3, "UnpadOptions changed: update unpad_fields() in explain.cpp");

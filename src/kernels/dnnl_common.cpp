@@ -121,6 +121,48 @@ void execute(const Primitive& p, std::unordered_map<int, dnnl::memory> args) {
   s.wait();
 }
 
+namespace {
+
+struct KeyHash {
+  size_t operator()(const std::vector<int64_t>& k) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+dnnl::memory unbound(const dnnl::memory::desc& d) { return dnnl::memory(d, engine(), DNNL_MEMORY_NONE); }
+
+}  // namespace
+
+BoundPrimitive& bound_primitive(const std::vector<int64_t>& key, const std::function<dnnl::matmul::primitive_desc()>& make) {
+  thread_local std::unordered_map<std::vector<int64_t>, std::unique_ptr<BoundPrimitive>, KeyHash> front;
+  auto it = front.find(key);
+  if (it != front.end()) return *it->second;
+  if (front.size() >= kMaxCachedPrimitives) front.clear();  // as the shared cache: dynamic shapes
+  auto b = std::make_unique<BoundPrimitive>();
+  b->p = get_primitive(key, make);
+  const auto& pd = b->p.pd;
+  b->args.emplace(DNNL_ARG_SRC, unbound(pd.src_desc()));
+  b->args.emplace(DNNL_ARG_WEIGHTS, unbound(pd.weights_desc()));
+  b->args.emplace(DNNL_ARG_DST, unbound(pd.dst_desc()));
+  if (!pd.bias_desc().is_zero()) b->args.emplace(DNNL_ARG_BIAS, unbound(pd.bias_desc()));
+  if (b->p.scratch) b->args.emplace(DNNL_ARG_SCRATCHPAD, unbound(pd.scratchpad_desc()));
+  return *front.emplace(key, std::move(b)).first->second;
+}
+
+void execute_bound(BoundPrimitive& b, const void* src, const void* weights, void* dst, const void* bias) {
+  single_threaded_onednn();
+  b.args.at(DNNL_ARG_SRC).set_data_handle(const_cast<void*>(src));
+  b.args.at(DNNL_ARG_WEIGHTS).set_data_handle(const_cast<void*>(weights));
+  b.args.at(DNNL_ARG_DST).set_data_handle(dst);
+  if (auto it = b.args.find(DNNL_ARG_BIAS); it != b.args.end()) it->second.set_data_handle(const_cast<void*>(bias));
+  if (b.p.scratch) b.args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(thread_buffer<kScratch>(b.p.scratch));
+  dnnl::stream& s = thread_stream();
+  b.p.prim.execute(s, b.args);
+  s.wait();
+}
+
 int64_t column_block_width(int64_t N, ThreadPool* pool) {
   const int threads = pool ? pool->size() : 1;
   int64_t nb = 256;

@@ -89,6 +89,23 @@ dnnl::primitive_attr base_attr();
 // Runs p on the calling thread with its scratchpad in thread_buffer<kScratch>.
 void execute(const Primitive& p, std::unordered_map<int, dnnl::memory> args);
 
+// The per-tile path of the packed products: a cached primitive with this thread's argument
+// memories, created once per (thread, primitive); each execution only swaps data handles.
+// Per tile, get_primitive + execute took the cache's mutex, copied the primitive's handles
+// (atomic reference counts shared by all threads), created 4-5 dnnl::memory objects and an
+// argument map: microseconds per tile, hundreds of tiles per encoder run.
+struct BoundPrimitive {
+  Primitive p;
+  std::unordered_map<int, dnnl::memory> args;  // SRC, WEIGHTS, DST [, BIAS] [, SCRATCHPAD]
+};
+
+// The primitive cached under key (made by `make` on a miss of the shared cache), from a
+// thread-local front (no lock, no copy). The reference is valid until this thread's next call.
+BoundPrimitive& bound_primitive(const std::vector<int64_t>& key, const std::function<dnnl::matmul::primitive_desc()>& make);
+
+// Runs b on the calling thread on these buffers (bias only if its primitive takes one).
+void execute_bound(BoundPrimitive& b, const void* src, const void* weights, void* dst, const void* bias = nullptr);
+
 // Packed weights are cut into column blocks, the unit of parallel work: multiples of 64 up
 // to 256, at least 3 per thread when N allows, so the caller can absorb a late worker's share.
 int64_t column_block_width(int64_t N, ThreadPool* pool);

@@ -338,7 +338,7 @@ void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& 
     const bool direct = blk.n == ldc && !ep.residual;
     float* dst = direct ? C + m0 * ldc : static_cast<float*>(thread_buffer<kTile>(static_cast<size_t>(m * blk.n) * sizeof(float)));
     const Key key{-1, m, K, blk.n, blk.layout, ep.bias != nullptr, act, static_cast<int64_t>(B.precision)};
-    const Primitive e = get_primitive(key, [&] {
+    BoundPrimitive& e = bound_primitive(key, [&] {
       dnnl::primitive_attr attr = base_attr();
       if (ep.activation == GemmActivation::kGeluErf) {
         dnnl::post_ops po;
@@ -349,13 +349,8 @@ void gemm_f32_packed(int64_t M, const float* A, int64_t lda, const PackedGemmB& 
       return dnnl::matmul::primitive_desc(
           dnnl::matmul::desc(matrix2d(m, K, K, src_type), blk.desc, bias, matrix2d(m, blk.n, blk.n)), attr, engine());
     });
-    void* tile_src = const_cast<char*>(static_cast<const char*>(src) + static_cast<size_t>(m0 * lda) * src_elem);
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, dnnl::memory(e.pd.src_desc(), engine(), tile_src)},
-        {DNNL_ARG_WEIGHTS, dnnl::memory(e.pd.weights_desc(), engine(), blk.data.get())},
-        {DNNL_ARG_DST, dnnl::memory(e.pd.dst_desc(), engine(), dst)}};
-    if (ep.bias) args.insert({DNNL_ARG_BIAS, dnnl::memory(e.pd.bias_desc(), engine(), const_cast<float*>(ep.bias + blk.n0))});
-    execute(e, std::move(args));
+    const void* tile_src = static_cast<const char*>(src) + static_cast<size_t>(m0 * lda) * src_elem;
+    execute_bound(e, tile_src, blk.data.get(), dst, ep.bias ? ep.bias + blk.n0 : nullptr);
     if (direct) return;
     for (int64_t i = 0; i < m; ++i) {
       float* out = C + (m0 + i) * ldc + blk.n0;

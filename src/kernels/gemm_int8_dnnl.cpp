@@ -58,13 +58,11 @@ void u8s8_tiles(int64_t M, const uint8_t* A, const PackedGemmS8B& B, ThreadPool*
     const auto& blk = B.blocks[static_cast<size_t>(block)];
     auto* acc = static_cast<int32_t*>(thread_buffer<kTile>(static_cast<size_t>(m * blk.n) * sizeof(int32_t)));
     if (B.fast) {
-      const Primitive e = get_primitive({-2, m, K, blk.n, blk.layout}, [&] {
+      BoundPrimitive& e = bound_primitive({-2, m, K, blk.n, blk.layout}, [&] {
         return dnnl::matmul::primitive_desc(dnnl::matmul::desc(dense(m, K, dt::u8), blk.desc, dense(m, blk.n, dt::s32)),
                                             base_attr(), engine());
       });
-      execute(e, {{DNNL_ARG_SRC, dnnl::memory(e.pd.src_desc(), engine(), const_cast<uint8_t*>(A + m0 * K))},
-                  {DNNL_ARG_WEIGHTS, dnnl::memory(e.pd.weights_desc(), engine(), blk.data.get())},
-                  {DNNL_ARG_DST, dnnl::memory(e.pd.dst_desc(), engine(), acc)}});
+      execute_bound(e, A + m0 * K, blk.data.get(), acc);
     } else {
       gemm_integer_reference<uint8_t, int8_t>(m, blk.n, K, A + m0 * K, K, nullptr, false, B.plain.data() + blk.n0, B.N,
                                               nullptr, false, acc, blk.n);

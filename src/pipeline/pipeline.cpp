@@ -255,6 +255,32 @@ Result<Derivation> derive_weights_cache(const pipeline::ModelDirFiles& files, co
   return row;
 }
 
+// pool_wait: flag > a non-default session option (serve --pool-wait, a config file) >
+// glassbox.json > auto.
+Result<Derivation> derive_pool_wait(const pipeline::ModelDirFiles& files, const PipelineOptions& options,
+                                    SessionOptions& session_options) {
+  Derivation row{"pool_wait", "", ""};
+  if (options.pool_wait) {
+    session_options.pool_wait = *options.pool_wait;
+    row.source = "flag --pool-wait";
+  } else if (options.session.pool_wait != SessionOptions{}.pool_wait) {
+    row.source = "session option pool_wait";
+  } else if (files.glassbox.is_object() && files.glassbox.contains("pool_wait") && !files.glassbox["pool_wait"].is_null()) {
+    const auto& j = files.glassbox["pool_wait"];
+    if (!j.is_string())
+      return make_error(ErrorCode::kInvalidModel, "field 'pool_wait' must be a string, got " + j.dump(),
+                        files.dir + "/glassbox.json", "use \"pool_wait\": \"auto\" | \"spin\" | \"sleep\"");
+    auto w = parse_pool_wait(j.get<std::string>());
+    if (!w.ok()) return std::move(w).take_error().with_where(files.dir + "/glassbox.json");
+    session_options.pool_wait = *w;
+    row.source = "glassbox.json";
+  } else {
+    row.source = "default: auto spins only while the machine has an idle core";
+  }
+  row.value = pool_wait_name(session_options.pool_wait);
+  return row;
+}
+
 }  // namespace
 
 Pipeline::Pipeline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -293,6 +319,7 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
   }
   precision_row.value = precision_name(session_options.precision);
   GB_ASSIGN_OR_RETURN(Derivation cache_row, derive_weights_cache(files, options, session_options));
+  GB_ASSIGN_OR_RETURN(Derivation wait_row, derive_pool_wait(files, options, session_options));
   auto session = Session::load(files.model_path, session_options);
   if (!session.ok()) return std::move(session).take_error();
   std::vector<Derivation> derivations;
@@ -300,6 +327,7 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
                       pipeline::derive_decisions(files, options, session->outputs(), *tok, derivations));
   derivations.push_back(std::move(precision_row));
   derivations.push_back(std::move(cache_row));
+  derivations.push_back(std::move(wait_row));
   // The tokenizer must not produce ids the model's embedding table does not have.
   const int64_t rows = embedding_rows(files.model_path, "input_ids");
   if (rows > 0) {

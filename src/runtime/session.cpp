@@ -24,6 +24,10 @@ namespace glassbox {
 
 namespace {
 
+ThreadPool::Wait pool_wait_of(PoolWait w) {
+  return w == PoolWait::kSpin ? ThreadPool::Wait::kSpin : w == PoolWait::kSleep ? ThreadPool::Wait::kSleep : ThreadPool::Wait::kAuto;
+}
+
 TensorSpec to_spec(const graph::ValueInfo& vi) {
   TensorSpec s;
   s.name = vi.name;
@@ -364,7 +368,7 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
                                                      ", only tensors, sequences of tensors and optionals are supported", path);
     impl->outputs.push_back(to_spec(vi));
   }
-  impl->pool = std::make_unique<ThreadPool>(impl->options.threads);
+  impl->pool = std::make_unique<ThreadPool>(impl->options.threads, pool_wait_of(impl->options.pool_wait));
   {
     std::set<std::string> disabled(options.disabled_passes.begin(), options.disabled_passes.end());
     impl->packed_weights = graph::passes::variant_enabled("packed_weights", impl->options.opt_level, disabled);
@@ -434,6 +438,15 @@ Result<Precision> parse_precision(const std::string& text) {
   return make_error(ErrorCode::kInvalidArgument, "precision '" + text + "' is unknown", {},
                     "use fp32, bf16 or int8-dynamic");
 }
+const char* pool_wait_name(PoolWait w) {
+  return w == PoolWait::kAuto ? "auto" : w == PoolWait::kSpin ? "spin" : "sleep";
+}
+
+Result<PoolWait> parse_pool_wait(const std::string& text) {
+  for (PoolWait w : {PoolWait::kAuto, PoolWait::kSpin, PoolWait::kSleep})
+    if (text == pool_wait_name(w)) return w;
+  return make_error(ErrorCode::kInvalidArgument, "pool_wait '" + text + "' is unknown", {}, "use auto, spin or sleep");
+}
 void Session::set_observer(NodeObserver observer) { impl_->observer = std::move(observer); }
 
 Result<std::vector<NamedValue>> Session::run_values(const std::vector<NamedValue>& inputs, RunStats* stats) const {
@@ -480,6 +493,7 @@ Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vect
   } else if (impl_->options.use_memory_plan) {
     eo.record = &record;
   }
+  ThreadPool::RunScope in_run(pool);  // the pool's idle threads may spin only during runs (SessionOptions::pool_wait)
   auto ran = runtime::execute_values(*plan->graph, values, pool, eo, stats);
   impl_->give_back_arena(std::move(arena));
   GB_ASSIGN_OR_RETURN(auto outs, std::move(ran));
