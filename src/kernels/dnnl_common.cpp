@@ -106,6 +106,16 @@ std::string bind_cached_block(const dnnl::memory::desc& desc, std::span<const st
   return "";
 }
 
+std::string read_block_entry(std::istream& in, int64_t index, int64_t next, int64_t N, int64_t* n0, int64_t* n,
+                             int64_t* size) {
+  char c1 = 0, c2 = 0;
+  *size = -1;
+  in >> *n0 >> c1 >> *n >> c2 >> *size;
+  if (!in || c1 != ':' || c2 != ':' || *n0 != next || *n <= 0 || *n0 + *n > N)
+    return "block " + std::to_string(index) + " does not tile [0, N)";
+  return "";
+}
+
 dnnl::primitive_attr base_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

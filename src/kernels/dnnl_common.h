@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <istream>
 #include <memory>
 #include <span>
 #include <string>
@@ -82,6 +83,11 @@ std::shared_ptr<void> reorder_into_new(const dnnl::memory::desc& from, const voi
 // `segment` holds exactly desc.get_size() bytes, 64-byte aligned (kept alive by `owner`), else why not.
 std::string bind_cached_block(const dnnl::memory::desc& desc, std::span<const std::byte> segment, int64_t size_in_meta,
                               const std::shared_ptr<const void>& owner, std::shared_ptr<void>* data);
+
+// One " n0:n:bytes" entry (block `index`) of a packing's meta text, the tiling of [0, N) having
+// reached column `next`: "" and the fields set, or why the entry does not continue the tiling.
+std::string read_block_entry(std::istream& in, int64_t index, int64_t next, int64_t N, int64_t* n0, int64_t* n,
+                             int64_t* size);
 
 // User-managed scratchpad (the library-managed one is shared by concurrent executions).
 dnnl::primitive_attr base_attr();

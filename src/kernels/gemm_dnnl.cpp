@@ -254,10 +254,8 @@ std::shared_ptr<const PackedGemmB> packed_gemm_b_from_bytes(int64_t K, int64_t N
   for (int64_t i = 0; i < count; ++i) {
     PackedGemmB::Block blk;
     int64_t size = -1;
-    char c1 = 0, c2 = 0;
-    in >> blk.n0 >> c1 >> blk.n >> c2 >> size;
-    if (!in || c1 != ':' || c2 != ':' || blk.n0 != next || blk.n <= 0 || blk.n0 + blk.n > N)
-      return refuse("block " + std::to_string(i) + " does not tile [0, N)");
+    const std::string gap = read_block_entry(in, i, next, N, &blk.n0, &blk.n, &size);
+    if (!gap.empty()) return refuse(gap);
     next = blk.n0 + blk.n;
     set_block_layout(K, type, blk);
     const auto& seg = bytes.segments[static_cast<size_t>(i)];

@@ -287,10 +287,8 @@ std::shared_ptr<const PackedGemmS8B> packed_gemm_b_s8_from_bytes(int64_t K, int6
   for (int64_t i = 0; i < count; ++i) {
     PackedGemmS8B::Block blk;
     int64_t size = -1;
-    char c1 = 0, c2 = 0;
-    in >> blk.n0 >> c1 >> blk.n >> c2 >> size;
-    if (!in || c1 != ':' || c2 != ':' || blk.n0 != next || blk.n <= 0 || blk.n0 + blk.n > N)
-      return refuse("block " + std::to_string(i) + " does not tile [0, N)");
+    const std::string gap = read_block_entry(in, i, next, N, &blk.n0, &blk.n, &size);
+    if (!gap.empty()) return refuse(gap);
     next = blk.n0 + blk.n;
     if (p->fast) {
       set_block_layout(K, blk);
