@@ -21,6 +21,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vs_ort import MODELS, ROOT, compare, run_json, write_inputs  # noqa: E402
 
 
+def parse_configs(specs):
+    """[(label, binary, [extra flags])] from 'LABEL=BINARY[:extra glassbox bench flags]' strings."""
+    configs = []
+    for c in specs:
+        label, _, rest = c.partition("=")
+        binary, _, flags = rest.partition(":")
+        configs.append((label, binary, flags.split()))
+    return configs
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("configs", nargs="+", help="LABEL=BINARY[:extra glassbox bench flags]")
@@ -32,11 +42,7 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args()
-    configs = []
-    for c in a.configs:
-        label, _, rest = c.partition("=")
-        binary, _, flags = rest.partition(":")
-        configs.append((label, binary, flags.split()))
+    configs = parse_configs(a.configs)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for name in a.models:
         vocab, tt = MODELS[name]

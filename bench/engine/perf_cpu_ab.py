@@ -19,6 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vs_ort import MODELS, ROOT, write_inputs  # noqa: E402
+from ab_variants import parse_configs  # noqa: E402
 
 
 def dso_samples(data):
@@ -44,11 +45,7 @@ def main():
     p.add_argument("--repeat", type=int, default=40)
     p.add_argument("--rounds", type=int, default=2)
     a = p.parse_args()
-    configs = []
-    for c in a.configs:
-        label, _, rest = c.partition("=")
-        binary, _, flags = rest.partition(":")
-        configs.append((label, binary, flags.split()))
+    configs = parse_configs(a.configs)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for name in a.models:
         vocab, tt = MODELS[name]
