@@ -129,7 +129,7 @@ TEST(QkvFusion, FusedEqualsUnfusedInEveryPrecision) {
 
 // The MiniLM benchmark export (when present) at its real width on 2 threads: the fused
 // projection (N = 1152) is cut into 6 column blocks of 192 (kernels column_block_width), the
-// unfused ones (N = 384) into 64; same tolerance as above, b1 x 128 and a padded b2 x 33.
+// unfused ones (N = 384) into 64; same tolerance as above, b1 x 128 (padding: the tiny models).
 TEST(QkvFusion, FusedEqualsUnfusedOnMiniLM) {
   const std::string model = generated_model_path("minilm_l6_op14");
   if (!std::filesystem::exists(model)) GTEST_SKIP() << "run scripts/make_test_models.py --bench";
@@ -143,9 +143,9 @@ TEST(QkvFusion, FusedEqualsUnfusedOnMiniLM) {
     ASSERT_TRUE(fused.ok()) << fused.error().to_string();
     ASSERT_TRUE(plain.ok()) << plain.error().to_string();
     ASSERT_EQ(fired(*fused), 6);
-    for (const auto& [seq, lengths] : std::vector<std::pair<int64_t, std::vector<int64_t>>>{{128, {128}}, {33, {33, 20}}}) {
-      SCOPED_TRACE(std::string(precision_name(p)) + ", " + std::to_string(lengths.size()) + " x " + std::to_string(seq));
-      const auto in = bert_inputs(*plain, seq, lengths, 5);
+    {
+      SCOPED_TRACE(precision_name(p));
+      const auto in = bert_inputs(*plain, 128, {128}, 5);
       auto want = plain->run(in);
       auto got = fused->run(in);
       ASSERT_TRUE(want.ok()) << want.error().to_string();
