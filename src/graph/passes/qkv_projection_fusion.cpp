@@ -11,8 +11,9 @@
 // One GEMM call per layer instead of three (one thread wake-up; with --precision
 // int8-dynamic one row quantization of X instead of three), and the attention reads Q, K
 // and V in place as column ranges of QKV's rows (no split, no copy). Per-column weight
-// scales and zero points are concatenated (a scalar is repeated over its columns). The
-// concatenated initializer's name is derived from the Q weights' name, so the packed-weights
+// scales and zero points are concatenated (a scalar is repeated over its columns); the
+// weights are joined only when first read (graph/column_concat.h: with a warm packed-weights
+// cache, never). The concatenated initializer's name is derived from the Q weights' name, so the packed-weights
 // cache finds it again on the next load. Runs after matmul_epilogue_fusion,
 // quantized_matmul_fusion and attention_fusion (it rewrites their nodes) and after
 // dead_node_elimination: before it, the Shape nodes torch's Reshape targets were built from
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "graph/column_concat.h"
 #include "graph/passes/pattern.h"
 
 namespace glassbox::graph::passes {
@@ -83,26 +85,17 @@ bool compatible(const Graph& g, const Node* p[3], const ProjectionForm& form) {
   return true;
 }
 
-// [rows, n0 + n1 + n2] from three [rows, ni] (rows = 1 for per-column vectors; a scalar is
-// repeated over its ni columns).
-Result<Tensor> concat_columns(const Tensor* parts[3], const int64_t n[3], bool matrix) {
-  const int64_t rows = matrix ? parts[0]->shape()[0] : 1;
-  const int64_t total = n[0] + n[1] + n[2];
-  GB_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(parts[0]->dtype(), matrix ? Shape{rows, total} : Shape{total}));
+// [n0 + n1 + n2] from three per-column vectors [ni] (a scalar is repeated over its ni columns).
+Result<Tensor> concat_vectors(const Tensor* parts[3], const int64_t n[3]) {
+  GB_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(parts[0]->dtype(), Shape{n[0] + n[1] + n[2]}));
   const size_t es = dtype_size(parts[0]->dtype());
   char* dst = static_cast<char*>(out.mutable_raw());
-  int64_t col = 0;
   for (int i = 0; i < 3; ++i) {
     const char* src = static_cast<const char*>(parts[i]->raw());
-    const bool scalar = !matrix && parts[i]->numel() == 1;
-    for (int64_t r = 0; r < rows; ++r) {
-      char* d = dst + static_cast<size_t>(r * total + col) * es;
-      if (scalar)
-        for (int64_t j = 0; j < n[i]; ++j) std::memcpy(d + static_cast<size_t>(j) * es, src, es);
-      else
-        std::memcpy(d, src + static_cast<size_t>(r * n[i]) * es, static_cast<size_t>(n[i]) * es);
-    }
-    col += n[i];
+    if (parts[i]->numel() == 1)
+      for (int64_t j = 0; j < n[i]; ++j, dst += es) std::memcpy(dst, src, es);
+    else
+      for (int64_t j = 0; j < n[i]; ++j, dst += es) std::memcpy(dst, src + static_cast<size_t>(j) * es, es);
   }
   return out;
 }
@@ -140,7 +133,12 @@ Result<Node> fused_projection(Graph& g, std::set<std::string>& used, const Node*
     if (input_or_empty(*p[0], c).empty()) continue;
     const Tensor* parts[3];
     for (int i = 0; i < 3; ++i) parts[i] = initializer(g, p[i]->inputs[c]);
-    GB_ASSIGN_OR_RETURN(Tensor t, concat_columns(parts, n, c == form.weights));
+    Tensor t;
+    if (c == form.weights) {  // joined when first packed or read (column_concat.h), not here
+      GB_ASSIGN_OR_RETURN(t, concat_columns_lazily({*parts[0], *parts[1], *parts[2]}));
+    } else {
+      GB_ASSIGN_OR_RETURN(t, concat_vectors(parts, n));
+    }
     GB_RETURN_IF_ERROR(add_initializer(g, used, p[0]->inputs[c] + "/qkv", std::move(t), &fused.inputs[c]));
   }
   return fused;
