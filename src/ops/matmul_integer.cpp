@@ -77,7 +77,6 @@ Status qmatmul_run(ComputeContext& ctx, const Tensor& a, const Tensor& b, const 
       GB_ASSIGN_OR_RETURN(auto za, zero_points<TA>(ctx, a_zp, M, "a_zero_point"));
       GB_ASSIGN_OR_RETURN(auto zb, zero_points<TB>(ctx, b_zp, N, "b_zero_point"));
       const TA* pa = a.data<TA>();
-      const TB* pb = b.data<TB>();
       const int64_t rows = nba * M;
       if (rows == 0 || N == 0) return Status::ok_status();
       if constexpr (std::is_same_v<TA, uint8_t> && std::is_same_v<TB, int8_t>) {
@@ -106,6 +105,7 @@ Status qmatmul_run(ComputeContext& ctx, const Tensor& a, const Tensor& b, const 
           return Status::ok_status();
         }
       }
+      const TB* pb = b.data<TB>();  // only here: the packed path reads B once, through its packing
       std::vector<int32_t> tmp;
       int32_t* acc = out.s32;
       if (!acc) {

@@ -34,7 +34,8 @@ std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool
     if (auto p = it->second.packed.lock()) return p;
   // Read the weights where they lie: the packer stages a misaligned view of the model file
   // block by block instead of the tensor making (and keeping) a whole aligned copy.
-  const char* src = static_cast<const char*>(b.buffer()->source_bytes()) + b.byte_offset();
+  // (Read inside pack(): a packing found in the cache never touches the weights.)
+  auto src = [&b] { return static_cast<const char*>(b.buffer()->source_bytes()) + b.byte_offset(); };
   const auto packed_precision = precision == Precision::kBf16          ? kernels::PackedPrecision::kBf16
                                 : precision == Precision::kInt8Dynamic ? kernels::PackedPrecision::kS8Dynamic
                                                                        : kernels::PackedPrecision::kF32;
@@ -42,7 +43,7 @@ std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool
   const std::string kind = "gemm_b precision=" + std::to_string(static_cast<int>(packed_precision)) + " K=" + std::to_string(K) +
                            " N=" + std::to_string(N) + " trans_b=" + (trans_b ? "1" : "0");
   auto p = pack_through_cache(
-      b, kind, [&] { return kernels::pack_gemm_b(K, N, trans_b, trans_b ? K : N, src, packed_precision, &pool); },
+      b, kind, [&] { return kernels::pack_gemm_b(K, N, trans_b, trans_b ? K : N, src(), packed_precision, &pool); },
       [](std::shared_ptr<const kernels::PackedGemmB> q) { return kernels::packed_gemm_b_to_bytes(std::move(q)); },
       [&](const kernels::PackedBytes& bytes, std::string* why) {
         return kernels::packed_gemm_b_from_bytes(K, N, packed_precision, bytes, why);

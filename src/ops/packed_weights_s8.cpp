@@ -30,10 +30,13 @@ std::shared_ptr<const kernels::PackedGemmS8B> packed_weights_s8(const Tensor& b,
   auto it = registry.find(key);
   if (it != registry.end() && it->second.buffer.lock() == b.buffer())
     if (auto p = it->second.packed.lock()) return p;
-  const auto* src = reinterpret_cast<const int8_t*>(static_cast<const char*>(b.buffer()->source_bytes()) + b.byte_offset());
+  // Read inside pack(): a packing found in the cache never touches the weights.
+  auto src = [&b] {
+    return reinterpret_cast<const int8_t*>(static_cast<const char*>(b.buffer()->source_bytes()) + b.byte_offset());
+  };
   const std::string kind = "gemm_b_s8 K=" + std::to_string(K) + " N=" + std::to_string(N);
   auto p = pack_through_cache(
-      b, kind, [&] { return kernels::pack_gemm_b_s8(K, N, N, src, &pool); },
+      b, kind, [&] { return kernels::pack_gemm_b_s8(K, N, N, src(), &pool); },
       [](std::shared_ptr<const kernels::PackedGemmS8B> q) { return kernels::packed_gemm_b_s8_to_bytes(std::move(q)); },
       [&](const kernels::PackedBytes& bytes, std::string* why) {
         return kernels::packed_gemm_b_s8_from_bytes(K, N, bytes, why);

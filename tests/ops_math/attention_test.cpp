@@ -1,7 +1,9 @@
 // glassbox::MultiHeadAttention and kernels::attention_f32 against the double-accumulating
 // reference: odd head sizes and token counts (oneDNN tails), one token, cross lengths
 // (q_len != kv_len), masks broadcasting along every axis, no mask, 1 and 3 threads; and
-// the op refuses inputs that do not fit its reshape targets or masks that do not broadcast.
+// the op refuses inputs that do not fit its reshape targets or masks that do not broadcast;
+// packed_qkv (one [..., 3 * H * D] input, qkv_projection_fusion) gives the bits of the three
+// separate inputs it holds.
 #include <cmath>
 
 #include "core/thread_pool.h"
@@ -108,6 +110,41 @@ TEST(Attention, OpRefusesMisfitInputs) {
   auto node = NodeBuilder("MultiHeadAttention", 3).ints("q_shape", {1, 4, 2, 3}).ints("k_shape", {1, 4, 3, 2}).ints("v_shape", {1, 4, 3, 2}).node;
   node.domain = "glassbox";
   EXPECT_FALSE(run_op(node, 14, {&q, &k, &v}).ok());  // heads disagree: refused at creation
+}
+
+// Q, K, V as column ranges of one packed [B, S, 3 * H * D] tensor give exactly the output of
+// the three split out; 0 targets copy the packed input's batch and token dims; a packed input
+// whose last dim is not 3 * H * D is refused.
+TEST(Attention, OpReadsPackedQkvInPlace) {
+  const Case c{2, 3, 7, 7, 5};
+  const int64_t hd = c.H * c.D;
+  Tensor packed = random_f32({c.B, c.Sq, 3 * hd}, 11), mask = random_f32({c.B, 1, 1, c.Skv}, 12, -10.f, 0.f);
+  Tensor parts[3];
+  for (int p = 0; p < 3; ++p) {
+    parts[p] = Tensor::allocate(DataType::kFloat32, {c.B, c.Sq, hd}).value();
+    for (int64_t r = 0; r < c.B * c.Sq; ++r)
+      for (int64_t j = 0; j < hd; ++j)
+        parts[p].mutable_data<float>()[r * hd + j] = packed.data<float>()[r * 3 * hd + p * hd + j];
+  }
+  for (bool zero_dims : {false, true}) {
+    SCOPED_TRACE(zero_dims ? "targets [0, 0, H, D]" : "targets [B, S, H, D]");
+    const std::vector<int64_t> t = zero_dims ? std::vector<int64_t>{0, 0, c.H, c.D} : std::vector<int64_t>{c.B, c.Sq, c.H, c.D};
+    auto node = NodeBuilder("MultiHeadAttention", 4).ints("q_shape", t).ints("k_shape", t).ints("v_shape", t).f("scale", 0.3f);
+    node.node.domain = "glassbox";
+    auto split = run_op(node.node, 14, {&parts[0], &parts[1], &parts[2], &mask}, 2);
+    ASSERT_TRUE(split.ok()) << split.error().to_string();
+    node.i("packed_qkv", 1);
+    for (int threads : {1, 3}) {
+      auto got = run_op(node.node, 14, {&packed, nullptr, nullptr, &mask}, threads);
+      ASSERT_TRUE(got.ok()) << got.error().to_string();
+      ASSERT_EQ((*got)[0].shape(), (*split)[0].shape());
+      for (int64_t i = 0; i < (*got)[0].numel(); ++i)
+        ASSERT_EQ((*got)[0].data<float>()[i], (*split)[0].data<float>()[i]) << "at " << i << ", " << threads << " threads";
+    }
+    auto bad = run_op(node.node, 14, {&parts[0], nullptr, nullptr, &mask}, 1);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().to_string().find("must end in 3 x"), std::string::npos) << bad.error().to_string();
+  }
 }
 
 }  // namespace

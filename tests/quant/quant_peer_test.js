@@ -3,7 +3,7 @@
 // quantized by scripts/quantize_model.py the way onnxruntime's quantizer writes them — dynamic
 // (DynamicQuantizeLinear + MatMulInteger + Cast + Mul) and QDQ, each per-tensor and per-channel —
 // run by `glassbox run` (opt level 2: quantized_matmul_fusion + the u8 x s8 kernels; and with the
-// fusion disabled) and by onnxruntime-node 1.30.0 (optimizations disabled: the nodes as written)
+// fusion disabled; qkv_projection_fusion makes one product of Q, K, V per layer, checked to fire) and by onnxruntime-node 1.30.0 (optimizations disabled: the nodes as written)
 // on the same files and inputs.
 //
 // Tolerances. Both engines do the integer products exactly and quantize with the same formula,
@@ -119,6 +119,10 @@ async function main() {
             const fusedCount = (lastStderr.match(/quantized_matmul_fusion: fused/g) || []).length;
             const layers = 12;  // MatMuls with constant weights in each tiny model (pooler/classifier are Gemm, not quantized)
             check(fusedCount === layers, `${label}: quantized_matmul_fusion fused ${fusedCount} of ${layers} quantized MatMuls`);
+            // Both forms quantize each activation once (one DynamicQuantizeLinear / QuantizeLinear for Q,
+            // K, V), so qkv_projection_fusion makes one product of Q, K and V per layer (2 layers).
+            const qkvCount = (lastStderr.match(/qkv_projection_fusion: fused/g) || []).length;
+            check(qkvCount === 2, `${label}: qkv_projection_fusion fused ${qkvCount} of 2 layers`);
             const unfused = glassboxRun(q, feeds, path.join(dir, 'unfused'), ['--disable-pass', 'quantized_matmul_fusion']);
             const strict = glassboxRun(q, feeds, path.join(dir, 'strict'), FLOAT_FUSIONS.flatMap((p) => ['--disable-pass', p]));
             check(fused.length === ort8.length && unfused.length === ort8.length && strict.length === ort8.length, `${label}: ${ort8.length} outputs`);

@@ -38,6 +38,7 @@ TEST(Fusion, EveryPassAndVariantMatchesLevelZeroOnAwkwardShapes) {
                                          {"no layer_norm_fusion", {"layer_norm_fusion"}},
                                          {"no attention_softmax_fusion", {"attention_softmax_fusion"}},
                                          {"no attention_fusion", {"attention_fusion"}},
+                                         {"no qkv_projection_fusion", {"qkv_projection_fusion"}},
                                          {"no packed_weights", {"packed_weights"}}};
   struct ShapeCase {
     int64_t seq;
@@ -91,9 +92,10 @@ TEST(Fusion, PatternsOfTheOpset14ExportAllFire) {
   EXPECT_EQ(fired["layer_norm_fusion"], 5);
   EXPECT_EQ(fired["attention_softmax_fusion"], 2);
   EXPECT_EQ(fired["attention_fusion"], 2);
+  EXPECT_EQ(fired["qkv_projection_fusion"], 2);
   SessionOptions off;
   off.disabled_passes = {"gelu_fusion", "matmul_epilogue_fusion", "layer_norm_fusion", "attention_softmax_fusion",
-                         "attention_fusion"};
+                         "attention_fusion", "qkv_projection_fusion"};
   auto plain = Session::load(generated_model_path("bert_tiny_op14"), off);
   ASSERT_TRUE(plain.ok());
   EXPECT_LT(s->node_count() + 50, plain->node_count());

@@ -126,7 +126,8 @@ TEST(Passes, NamesAreListed) {
   EXPECT_EQ(names, (std::set<std::string>{"identity_removal", "shape_folding", "constant_folding", "dead_node_elimination",
                                                     "gelu_fusion", "matmul_epilogue_fusion", "layer_norm_fusion",
                                                     "attention_softmax_fusion", "attention_fusion",
-                                                    "quantized_matmul_fusion", "packed_weights"}));
+                                                    "quantized_matmul_fusion", "qkv_projection_fusion",
+                                                    "packed_weights"}));
 }
 
 }  // namespace

@@ -9,7 +9,9 @@ namespace {
 // scalars and weights as initializers), GELU is one node before the MatMul
 // epilogue fusion looks for it, and dead-node elimination sweeps whatever the
 // folds left without consumers. attention_fusion needs the ScaledMaskedSoftmax that
-// attention_softmax_fusion makes. quantized_matmul_fusion runs before constant folding,
+// attention_softmax_fusion makes; qkv_projection_fusion rewrites the projections feeding the
+// MultiHeadAttention that attention_fusion made, after dead-node elimination removed the Shape
+// nodes that still read them (it drops the initializers it replaces). quantized_matmul_fusion runs before constant folding,
 // which would otherwise turn a DequantizeLinear of constant int8 weights into float weights
 // (hiding the QDQ pattern); the quantizers write scales and weights as initializers.
 constexpr PassEntry kPasses[] = {
@@ -23,6 +25,7 @@ constexpr PassEntry kPasses[] = {
     {"attention_softmax_fusion", 2, "Div(scores, c)/Add(mask)/Softmax(-1) -> glassbox::ScaledMaskedSoftmax (one pass over the attention scores)", &attention_softmax_fusion},
     {"attention_fusion", 2, "Reshape/Transpose of Q, K, V + MatMul/ScaledMaskedSoftmax/MatMul + Transpose (encoder self-attention) -> glassbox::MultiHeadAttention (no head transposes; scores of one head stay in cache)", &attention_fusion},
     {"dead_node_elimination", 1, "removes nodes none of whose outputs reach a graph output", &dead_node_elimination},
+    {"qkv_projection_fusion", 2, "the Q, K and V projections (FusedMatMul or MatMulIntegerToFloat) of one MultiHeadAttention, same input, constant weights -> one projection with concatenated weights [K, 3*H*D] whose output the attention reads in place (one GEMM call per layer; int8-dynamic quantizes the input once)", &qkv_projection_fusion},
     // Runtime kernel variants: no graph rewrite (run == nullptr), switched by the same names.
     {"packed_weights", 1, "kernel variant: MatMul (and the fused MatMul ops) pack constant float32 (MatMulInteger: int8) weights once (lazily, at the first run) into oneDNN's blocked layout; costs one extra copy of those weights", nullptr},
 };

@@ -64,6 +64,7 @@ Status matmul_epilogue_fusion(Graph& graph, PassContext& ctx, const std::string&
 Status layer_norm_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status attention_softmax_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status attention_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
+Status qkv_projection_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status quantized_matmul_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 
 }  // namespace glassbox::graph::passes
