@@ -20,34 +20,59 @@ float* score_buffer(size_t n) {
   return buf.data();
 }
 
+// The keys unit (b, h) reads: all of them, except a tail that every query row of the unit
+// masks out (additive mask <= kMaskedOut, as padding masks of right-padded batches are:
+// transformers' -10000 or the float minimum). Such a key's softmax weight is
+// exp(scale * score + mask - row max), which underflows to exactly 0 in fp32 unless its
+// scaled score exceeds an attended key's by ~9900; so the result is the one the unpadded
+// sequence gives — bit for bit, whatever the padding (the same products of the same
+// lengths) — and padded batches skip the tail's work. A row that attends to no key at
+// all keeps every key (softmax over the whole masked row, as given).
+constexpr float kMaskedOut = -1e4f;
+
+int64_t attended_keys(const AttentionDesc& d, int64_t b, int64_t h, const float* mask) {
+  if (!mask || d.mask_stride[3] != 1) return d.kv_len;
+  const int64_t rows = d.mask_stride[2] == 0 ? 1 : d.q_len;
+  int64_t keep = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* m = mask + b * d.mask_stride[0] + h * d.mask_stride[1] + i * d.mask_stride[2];
+    int64_t j = d.kv_len;
+    while (j > 0 && m[j - 1] <= kMaskedOut) --j;  // (a NaN mask value is kept: it is not <= anything)
+    if (j == 0 || j == d.kv_len) return d.kv_len;
+    keep = std::max(keep, j);
+  }
+  return keep;
+}
+
 void attention_unit(const AttentionDesc& d, int64_t b, int64_t h, const float* q, const float* k, const float* v,
                     const float* mask, float* out) {
   const int64_t D = d.head_dim;
+  const int64_t kv = attended_keys(d, b, h, mask);
   const float* qh = q + b * d.q_batch + h * D;
   const float* kh = k + b * d.k_batch + h * D;
   const float* vh = v + b * d.v_batch + h * D;
   float* oh = out + b * d.out_batch + h * D;
-  float* s = score_buffer(static_cast<size_t>(d.q_len * d.kv_len));
+  float* s = score_buffer(static_cast<size_t>(d.q_len * kv));
   GemmDesc qk;
   qk.M = d.q_len;
-  qk.N = d.kv_len;
+  qk.N = kv;
   qk.K = D;
   qk.trans_b = true;
   qk.lda = d.q_row;
   qk.ldb = d.k_row;
-  qk.ldc = d.kv_len;
+  qk.ldc = kv;
   gemm_f32(qk, qh, kh, s, nullptr);
   static const float kNoMask = 0.f;
   for (int64_t i = 0; i < d.q_len; ++i) {
     const float* m = mask ? mask + b * d.mask_stride[0] + h * d.mask_stride[1] + i * d.mask_stride[2] : &kNoMask;
     const int64_t ms = mask ? d.mask_stride[3] : 0;
-    scaled_masked_softmax_row_f32(s + i * d.kv_len, m, ms, s + i * d.kv_len, d.kv_len, d.scale);
+    scaled_masked_softmax_row_f32(s + i * kv, m, ms, s + i * kv, kv, d.scale);
   }
   GemmDesc pv;
   pv.M = d.q_len;
   pv.N = D;
-  pv.K = d.kv_len;
-  pv.lda = d.kv_len;
+  pv.K = kv;
+  pv.lda = kv;
   pv.ldb = d.v_row;
   pv.ldc = d.out_row;
   gemm_f32(pv, s, vh, oh, nullptr);

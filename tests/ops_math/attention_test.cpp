@@ -3,7 +3,8 @@
 // (q_len != kv_len), masks broadcasting along every axis, no mask, 1 and 3 threads; and
 // the op refuses inputs that do not fit its reshape targets or masks that do not broadcast;
 // packed_qkv (one [..., 3 * H * D] input, qkv_projection_fusion) gives the bits of the three
-// separate inputs it holds.
+// separate inputs it holds. A right-padded batch masked out (<= -10000) gives the unpadded
+// sequence's bits on its real tokens.
 #include <cmath>
 
 #include "core/thread_pool.h"
@@ -52,6 +53,63 @@ TEST(Attention, KernelMatchesReference) {
           ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::fabs(want[i])))
               << c.B << "x" << c.H << "x" << c.Sq << "x" << c.Skv << "x" << c.D << " masked " << masked << " at " << i;
       }
+    }
+  }
+}
+
+// Right padding masked at -10000 (transformers' older exports) or the float minimum: the
+// real tokens' outputs are the unpadded sequence's, bit for bit, for any padding (the kernel
+// reads only the keys some row attends to). 1 and 2 threads; 19 real tokens padded to 20..64.
+TEST(Attention, PaddingMaskedOutGivesTheUnpaddedBits) {
+  const int64_t H = 3, D = 16, real = 19;
+  for (float masked_value : {-10000.f, -3.4028235e38f}) {
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      for (int64_t padded : {20, 24, 32, 64}) {
+        const Case c{1, H, padded, padded, D};
+        Tensor q = random_f32({padded * H * D}, 11), k = random_f32({padded * H * D}, 12), v = random_f32({padded * H * D}, 13);
+        std::vector<float> mask(static_cast<size_t>(padded), 0.f);
+        for (int64_t j = real; j < padded; ++j) mask[static_cast<size_t>(j)] = masked_value;
+        kernels::AttentionDesc d = desc_of(c);
+        d.mask_stride[3] = 1;
+        std::vector<float> got(static_cast<size_t>(padded * H * D));
+        kernels::attention_f32(d, q.data<float>(), k.data<float>(), v.data<float>(), mask.data(), got.data(), &pool);
+        // The same first `real` tokens alone (row strides as in the padded tensors).
+        kernels::AttentionDesc u = d;
+        u.q_len = u.kv_len = real;
+        std::vector<float> alone(static_cast<size_t>(real * H * D));
+        kernels::attention_f32(u, q.data<float>(), k.data<float>(), v.data<float>(), mask.data(), alone.data(), &pool);
+        for (size_t i = 0; i < alone.size(); ++i)
+          ASSERT_EQ(got[i], alone[i]) << "padded to " << padded << ", mask " << masked_value << ", threads " << threads
+                                      << ", at " << i;
+      }
+    }
+  }
+}
+
+// A query row that masks out every key is not trimmed: softmax over the whole row, as the
+// reference computes it; so are rows of a per-row mask whose attended keys end at different places.
+TEST(Attention, RowsMaskingEverythingKeepEveryKey) {
+  const Case c{1, 2, 6, 10, 8};
+  Tensor q = random_f32({c.Sq * c.H * c.D}, 21), k = random_f32({c.Skv * c.H * c.D}, 22), v = random_f32({c.Skv * c.H * c.D}, 23);
+  ThreadPool pool(2);
+  for (bool empty_row : {true, false}) {
+    std::vector<float> mask(static_cast<size_t>(c.Sq * c.Skv), 0.f);  // [1, 1, Sq, Skv]
+    for (int64_t i = 0; i < c.Sq; ++i)
+      for (int64_t j = 0; j < c.Skv; ++j)
+        if ((empty_row && i == 2) || j >= 4 + i % 3) mask[static_cast<size_t>(i * c.Skv + j)] = -10000.f;
+    kernels::AttentionDesc d = desc_of(c);
+    d.mask_stride[2] = c.Skv;
+    d.mask_stride[3] = 1;
+    std::vector<float> got(static_cast<size_t>(c.Sq * c.H * c.D)), want(got.size());
+    kernels::attention_f32(d, q.data<float>(), k.data<float>(), v.data<float>(), mask.data(), got.data(), &pool);
+    kernels::attention_f32_reference(d, q.data<float>(), k.data<float>(), v.data<float>(), mask.data(), want.data());
+    for (size_t i = 0; i < got.size(); ++i) {
+      // The all-masked row's scores sit at -10000, where fp32 keeps ~1e-3 of them (the reference
+      // adds in double): 1e-2 there still tells a softmax over all 10 keys from one over the first 6.
+      const bool in_empty_row = empty_row && static_cast<int64_t>(i) / (c.H * c.D) == 2;
+      ASSERT_NEAR(got[i], want[i], (in_empty_row ? 1e-2 : 1e-5) * (1 + std::fabs(want[i])))
+          << "empty row " << empty_row << " at " << i;
     }
   }
 }
