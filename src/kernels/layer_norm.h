@@ -13,6 +13,10 @@ class ThreadPool;
 
 namespace glassbox::kernels {
 
+// One row in the scalar loops (the reference of the AVX-512 row in x86/rows_avx512.cpp, which
+// layer_norm_rows_f32 uses when the CPU has AVX-512: the same results bit for bit).
+void layer_norm_row_f32_scalar(const float* x, int64_t cols, const float* gamma, const float* beta, float eps, float* y);
+
 void layer_norm_rows_f32(int64_t rows, int64_t cols, const float* x, const float* gamma, const float* beta, float eps,
                          float* y, ThreadPool* pool);
 
