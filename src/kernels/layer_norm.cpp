@@ -56,13 +56,15 @@ void layer_norm_row_f32_scalar(const float* xr, int64_t cols, const float* gamma
   for (int64_t i = 0; i < cols; ++i) yr[i] = (xr[i] - mean) * inv * gamma[i] + beta[i];
 }
 
+void layer_norm_row_f32(const float* x, int64_t cols, const float* gamma, const float* beta, float eps, float* y) {
+  (kAvx512 ? x86::layer_norm_row_avx512 : layer_norm_row_f32_scalar)(x, cols, gamma, beta, eps, y);
+}
+
 void layer_norm_rows_f32(int64_t rows, int64_t cols, const float* x, const float* gamma, const float* beta, float eps,
                          float* y, ThreadPool* pool) {
   if (cols <= 0) return;
   auto body = [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      (kAvx512 ? x86::layer_norm_row_avx512 : layer_norm_row_f32_scalar)(x + r * cols, cols, gamma, beta, eps,
-                                                                         y + r * cols);
+    for (int64_t r = r0; r < r1; ++r) layer_norm_row_f32(x + r * cols, cols, gamma, beta, eps, y + r * cols);
   };
   const int64_t grain = std::max<int64_t>(1, 16384 / cols);
   if (pool && rows > grain) pool->parallel_for(rows, grain, body);
