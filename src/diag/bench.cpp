@@ -265,7 +265,7 @@ std::string bench_to_text(const BenchResult& r) {
     s << "profile (top 10 op types, mean of observed runs)\n";
     for (size_t i = 0; i < r.profile.size() && i < 10; ++i) {
       std::string name = r.profile[i].op_type;
-      name.resize(std::max<size_t>(name.size(), 22), ' ');
+      name.resize(std::max<size_t>(name.size() + 1, 22), ' ');  // a space after long names too
       s << "  " << name << r.profile[i].ms << " ms  " << 100 * r.profile[i].ms / total << "%  " << r.profile[i].calls
         << " calls\n";
     }

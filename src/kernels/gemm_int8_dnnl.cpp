@@ -87,10 +87,11 @@ void set_block_layout(int64_t K, PackedGemmS8B::Block& blk) {
 // _mm512_cvtepi32_ps with a defined pass-through (GCC 12 warns on the undefined one).
 GB_AVX512 inline __m512 to_f32(__m512i v) { return _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xFFFF, v); }
 
-// out[j] = in[j] - za * cs[j] (- zb[j] * rs + K * za * zb[j] when zb), as s32 or times s[j] (+ b[j]).
+// out[j] = in[j] - za * cs[j] (- zb[j] * rs + K * za * zb[j] when zb), as s32 or times s[j] (+ b[j])
+// (+ res[j]: callers pass res only without an activation in between).
 GB_AVX512 int64_t finish_row_avx512(int64_t n, const int32_t* in, const int32_t* cs, const int32_t* zb, uint32_t za,
                                     uint32_t rs, uint32_t K, int32_t* out_s32, float* out_f32, const float* s,
-                                    const float* b) {
+                                    const float* b, const float* res) {
   const __m512i vza = _mm512_set1_epi32(static_cast<int32_t>(za)), vrs = _mm512_set1_epi32(static_cast<int32_t>(rs));
   const __m512i vkza = _mm512_set1_epi32(static_cast<int32_t>(K * za));
   int64_t j = 0;
@@ -106,6 +107,7 @@ GB_AVX512 int64_t finish_row_avx512(int64_t n, const int32_t* in, const int32_t*
     }
     __m512 f = _mm512_mul_ps(to_f32(v), _mm512_loadu_ps(s + j));
     if (b) f = _mm512_add_ps(f, _mm512_loadu_ps(b + j));
+    if (res) f = _mm512_add_ps(f, _mm512_loadu_ps(res + j));
     _mm512_storeu_ps(out_f32 + j, f);
   }
   return j;
@@ -128,12 +130,13 @@ GB_AVX512 int64_t dynamic_row_avx512(int64_t n, const int32_t* in, const int32_t
   return j;
 }
 
-// MatMulIntegerToFloat's fused GELU and residual on one finished row segment [n0, n0 + n) of row r.
-void apply_row_epilogue(const QGemmArgs& a, int64_t r, int64_t n0, int64_t n, float* out) {
+// MatMulIntegerToFloat's fused GELU and residual on one finished row segment [n0, n0 + n) of row r;
+// the residual from column res_from on (the vector copy-out added it before when no GELU sits between).
+void apply_row_epilogue(const QGemmArgs& a, int64_t r, int64_t n0, int64_t n, int64_t res_from, float* out) {
   if (a.activation == GemmActivation::kGeluErf) gelu_erf_f32(out, out, n, nullptr);
   if (a.residual) {
     const float* res = a.residual + r * a.ld_residual + n0;
-    for (int64_t j = 0; j < n; ++j) out[j] += res[j];
+    for (int64_t j = res_from; j < n; ++j) out[j] += res[j];
   }
 }
 
@@ -157,7 +160,9 @@ void finish_tile(const QGemmArgs& a, const PackedGemmS8B& B, const int32_t* rows
     float* out_f32 = a.C_f32 ? a.C_f32 + r * a.ldc + n0 : nullptr;
     const float* s = a.C_f32 ? a.scale + n0 : nullptr;
     const float* bias = a.C_f32 && a.bias ? a.bias + n0 : nullptr;
-    const int64_t j0 = B.fast ? finish_row_avx512(n, in, cs, zb, za, rs, K, out_s32, out_f32, s, bias) : 0;
+    const bool gelu = a.activation == GemmActivation::kGeluErf;
+    const float* res = a.C_f32 && a.residual && !gelu ? a.residual + r * a.ld_residual + n0 : nullptr;
+    const int64_t j0 = B.fast ? finish_row_avx512(n, in, cs, zb, za, rs, K, out_s32, out_f32, s, bias, res) : 0;
     if (a.C_s32) {
       int32_t* out = out_s32;
       for (int64_t j = j0; j < n; ++j) out[j] = value(j);
@@ -172,7 +177,7 @@ void finish_tile(const QGemmArgs& a, const PackedGemmS8B& B, const int32_t* rows
       } else {
         for (int64_t j = j0; j < n; ++j) out[j] = static_cast<float>(value(j)) * s[j];
       }
-      apply_row_epilogue(a, r, n0, n, out);
+      apply_row_epilogue(a, r, n0, n, res ? j0 : 0, out);
     }
   }
 }

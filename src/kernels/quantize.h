@@ -27,6 +27,16 @@ inline Q saturate_round(float v, int32_t zero_point) {
 // lo = min(0, min x), hi = max(0, max x); NaN elements are ignored.
 void minmax_f32(const float* x, int64_t n, float* lo, float* hi);
 
+// DynamicQuantizeLinear's parameters from the range [lo, hi] of minmax_f32:
+// scale = (hi - lo) / 255 (1 when not > 0: an all-zero input, or a range whose scale underflows),
+// zero point = saturate_round<uint8_t>(-lo / scale).
+inline void dynamic_u8_params(float lo, float hi, float* scale, int32_t* zero_point) {
+  float s = (hi - lo) / 255.f;
+  if (!(s > 0.f)) s = 1.f;
+  *scale = s;
+  *zero_point = saturate_round<uint8_t>(-lo / s, 0);
+}
+
 // y[i] = saturate_round<uint8_t>(x[i] / scale, zero_point), per tensor.
 void quantize_f32_u8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* y);
 

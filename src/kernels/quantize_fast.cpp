@@ -65,12 +65,32 @@ bool avx512() {
   return ok;
 }
 
+// Four independent accumulator pairs (the min/max chain's latency, not the loads, bounded the
+// single-pair loop). The result does not depend on the order: every accumulator starts at +0 and
+// takes a value only when strictly smaller (larger), so ties — +0 against -0 included — keep +0.
 GB_AVX512 int64_t minmax_avx512(const float* x, int64_t n, float* lo, float* hi) {
   __m512 vlo = _mm512_setzero_ps(), vhi = _mm512_setzero_ps();
   int64_t i = 0;
+  if (n >= 64) {
+    __m512 lo1 = vlo, lo2 = vlo, lo3 = vlo, hi1 = vhi, hi2 = vhi, hi3 = vhi;
+    for (; i + 64 <= n; i += 64) {
+      const __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16), c = _mm512_loadu_ps(x + i + 32),
+                   d = _mm512_loadu_ps(x + i + 48);
+      vlo = _mm512_min_ps(a, vlo);  // a NaN in the first operand yields the second: NaN is ignored
+      lo1 = _mm512_min_ps(b, lo1);
+      lo2 = _mm512_min_ps(c, lo2);
+      lo3 = _mm512_min_ps(d, lo3);
+      vhi = _mm512_max_ps(a, vhi);
+      hi1 = _mm512_max_ps(b, hi1);
+      hi2 = _mm512_max_ps(c, hi2);
+      hi3 = _mm512_max_ps(d, hi3);
+    }
+    vlo = _mm512_min_ps(_mm512_min_ps(lo1, vlo), _mm512_min_ps(lo3, lo2));
+    vhi = _mm512_max_ps(_mm512_max_ps(hi1, vhi), _mm512_max_ps(hi3, hi2));
+  }
   for (; i + 16 <= n; i += 16) {
     const __m512 v = _mm512_loadu_ps(x + i);
-    vlo = _mm512_min_ps(v, vlo);  // a NaN v yields the second operand: NaN is ignored
+    vlo = _mm512_min_ps(v, vlo);
     vhi = _mm512_max_ps(v, vhi);
   }
   alignas(64) float l[16], h[16];

@@ -1,5 +1,6 @@
 #include "kernels/vmath.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace glassbox::kernels {
@@ -13,6 +14,7 @@ void vsigmoid_f32_avx2(const float* x, float* y, int64_t n);
 bool avx512_available();
 void vexp_f32_avx512(const float* x, float* y, int64_t n);
 void verf_f32_avx512(const float* x, float* y, int64_t n);
+void vgelu_erf_f32_avx512(const float* x, float* y, int64_t n);
 }  // namespace x86
 
 void vexp_f32_reference(const float* x, float* y, int64_t n) {
@@ -39,6 +41,17 @@ void vexp_f32(const float* x, float* y, int64_t n) {
 void vtanh_f32(const float* x, float* y, int64_t n) { kAvx2 ? x86::vtanh_f32_avx2(x, y, n) : vtanh_f32_reference(x, y, n); }
 void verf_f32(const float* x, float* y, int64_t n) {
   kAvx512 ? x86::verf_f32_avx512(x, y, n) : kAvx2 ? x86::verf_f32_avx2(x, y, n) : verf_f32_reference(x, y, n);
+}
+void vgelu_erf_f32(const float* x, float* y, int64_t n) {
+  if (kAvx512) return x86::vgelu_erf_f32_avx512(x, y, n);
+  constexpr int64_t kBlock = 1024;  // erf into a stack block, then combine: one pass over y
+  float t[kBlock];
+  for (int64_t s = 0; s < n; s += kBlock) {
+    const int64_t m = std::min(kBlock, n - s);
+    for (int64_t i = 0; i < m; ++i) t[i] = x[s + i] * 0.70710678118654752f;
+    verf_f32(t, t, m);
+    for (int64_t i = 0; i < m; ++i) y[s + i] = 0.5f * x[s + i] * (1.f + t[i]);
+  }
 }
 void vsigmoid_f32(const float* x, float* y, int64_t n) {
   kAvx2 ? x86::vsigmoid_f32_avx2(x, y, n) : vsigmoid_f32_reference(x, y, n);

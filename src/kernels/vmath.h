@@ -12,6 +12,9 @@ void vexp_f32(const float* x, float* y, int64_t n);
 void vtanh_f32(const float* x, float* y, int64_t n);
 void verf_f32(const float* x, float* y, int64_t n);
 void vsigmoid_f32(const float* x, float* y, int64_t n);
+// y = 0.5 x (1 + erf(x / sqrt 2)) with verf_f32's erf, each operation rounded on its own
+// (the AVX-512 form equals the scalar-around-verf_f32 form bit for bit); y may alias x.
+void vgelu_erf_f32(const float* x, float* y, int64_t n);
 
 // Scalar versions (libm), the reference for tests.
 void vexp_f32_reference(const float* x, float* y, int64_t n);

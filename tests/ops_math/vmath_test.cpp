@@ -19,6 +19,7 @@ void vexp_f32_avx2(const float* x, float* y, int64_t n);
 void verf_f32_avx2(const float* x, float* y, int64_t n);
 void vexp_f32_avx512(const float* x, float* y, int64_t n);
 void verf_f32_avx512(const float* x, float* y, int64_t n);
+void vgelu_erf_f32_avx512(const float* x, float* y, int64_t n);
 }  // namespace glassbox::kernels::x86
 
 namespace glassbox::ops::testing {
@@ -85,6 +86,30 @@ TEST(VMath, Avx512MatchesAvx2) {
         ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i])) << "x=" << in[i] << " n=" << n;
       }
     }
+}
+
+// The AVX-512 GELU equals the loops it replaced (x / sqrt 2 in scalar, verf_f32_avx512, then
+// 0.5 x (1 + t) in scalar) bit for bit, in place too, for every tail length.
+TEST(VMath, GeluAvx512MatchesScalarAroundErf) {
+  if (!kernels::x86::avx512_available()) GTEST_SKIP() << "CPU lacks AVX-512";
+  Tensor x = random_f32({4099}, 23, -12, 12);
+  std::vector<float> in(x.data<float>(), x.data<float>() + 4099);
+  const float special[] = {0.f, -0.f, INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f, 0.7f, -0.7f, 130.f, -130.f, 3.f};
+  in.insert(in.begin(), std::begin(special), std::end(special));
+  for (int64_t n : std::initializer_list<int64_t>{1, 7, 15, 16, 17, 31, static_cast<int64_t>(in.size())}) {
+    std::vector<float> t(n), want(n), got(in.begin(), in.begin() + n);
+    for (int64_t i = 0; i < n; ++i) t[i] = in[i] * 0.70710678118654752f;
+    kernels::x86::verf_f32_avx512(t.data(), t.data(), n);
+    for (int64_t i = 0; i < n; ++i) want[i] = 0.5f * in[i] * (1.f + t[i]);
+    kernels::x86::vgelu_erf_f32_avx512(got.data(), got.data(), n);  // in place, as the GEMM epilogues call it
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isnan(want[i])) {
+        EXPECT_TRUE(std::isnan(got[i])) << "x=" << in[i];
+        continue;
+      }
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i])) << "x=" << in[i] << " n=" << n;
+    }
+  }
 }
 
 }  // namespace

@@ -127,5 +127,37 @@ TEST(QuantKernels, MinMaxIncludesZeroAndIgnoresNaN) {
   EXPECT_EQ(hi, 200.f);
 }
 
+// The vector min/max (four accumulator pairs over 64-float blocks, then 16-float blocks, then
+// scalars) equals a sequential scan from +0 that skips NaN, for every length up to 300 and the
+// extreme values in every position class; an all-(-0) input still gives +0 (bit for bit).
+TEST(QuantKernels, MinMaxEqualsSequentialScan) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(1.f, 50.f);
+  for (int64_t n = 0; n <= 300; ++n) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (auto& v : x) v = u(rng);
+    for (int64_t at = 0; at < n; at += 7) {
+      std::vector<float> y = x;
+      y[static_cast<size_t>(at)] = -u(rng);
+      y[static_cast<size_t>((at * 5 + 3) % n)] = 60.f + static_cast<float>(at);
+      if (n > 2) y[static_cast<size_t>((at + 1) % n)] = std::numeric_limits<float>::quiet_NaN();
+      float want_lo = 0.f, want_hi = 0.f;
+      for (float v : y) {
+        if (v < want_lo) want_lo = v;
+        if (v > want_hi) want_hi = v;
+      }
+      float lo = -1, hi = -1;
+      kernels::minmax_f32(y.data(), n, &lo, &hi);
+      ASSERT_EQ(lo, want_lo) << "n " << n << " at " << at;
+      ASSERT_EQ(hi, want_hi) << "n " << n << " at " << at;
+    }
+  }
+  std::vector<float> zeros(200, -0.f);
+  float lo = -1, hi = -1;
+  kernels::minmax_f32(zeros.data(), 200, &lo, &hi);
+  EXPECT_FALSE(std::signbit(lo));
+  EXPECT_FALSE(std::signbit(hi));
+}
+
 }  // namespace
 }  // namespace glassbox

@@ -20,7 +20,8 @@
 // vs ORT fp32 (the error the user accepted by quantizing): the default run must stay within
 // half of that noise in max abs difference and a tenth of it in mean abs difference (one step in
 // a few elements, not a different model). Fused and unfused glassbox runs must agree to STRICT
-// on the dynamic models (bit-identical integer arithmetic).
+// on the dynamic models (bit-identical integer arithmetic), and layer_norm_quantize_fusion on and
+// off must give the same bits.
 // Usage: node tests/quant/quant_peer_test.js GLASSBOX_BINARY PYTHON3
 'use strict';
 const fs = require('fs');
@@ -123,6 +124,16 @@ async function main() {
             // K, V), so qkv_projection_fusion makes one product of Q, K and V per layer (2 layers).
             const qkvCount = (lastStderr.match(/qkv_projection_fusion: fused/g) || []).length;
             check(qkvCount === 2, `${label}: qkv_projection_fusion fused ${qkvCount} of 2 layers`);
+            // layer_norm_quantize_fusion: the DynamicQuantizeLinear after each layer's two LayerNorms (Q/K/V and
+            // first FFN inputs) joins its LayerNorm; the result must not change at all.
+            const lnCount = (lastStderr.match(/layer_norm_quantize_fusion: fused/g) || []).length;
+            const lnWant = mode === 'dynamic' ? 4 : 0;  // 2 layers x 2 LayerNorm-fed DynamicQuantizeLinear nodes
+            check(lnCount === lnWant, `${label}: layer_norm_quantize_fusion fused ${lnCount} (want ${lnWant})`);
+            if (mode === 'dynamic') {
+              const noLnq = glassboxRun(q, feeds, path.join(dir, 'no_lnq'), ['--disable-pass', 'layer_norm_quantize_fusion']);
+              for (let k = 0; k < noLnq.length && k < fused.length; ++k)
+                check(diffs(fused[k].data, noLnq[k].data).max === 0, `${label} output ${k}: layer_norm_quantize_fusion on = off, bit for bit`);
+            }
             const unfused = glassboxRun(q, feeds, path.join(dir, 'unfused'), ['--disable-pass', 'quantized_matmul_fusion']);
             const strict = glassboxRun(q, feeds, path.join(dir, 'strict'), FLOAT_FUSIONS.flatMap((p) => ['--disable-pass', p]));
             check(fused.length === ort8.length && unfused.length === ort8.length && strict.length === ort8.length, `${label}: ${ort8.length} outputs`);

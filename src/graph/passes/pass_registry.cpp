@@ -22,6 +22,7 @@ constexpr PassEntry kPasses[] = {
     {"gelu_fusion", 2, "Div/Erf/Add/Mul/Mul (GELU, erf form) -> one glassbox::Gelu node", &gelu_fusion},
     {"matmul_epilogue_fusion", 2, "MatMul with constant weights + bias Add [+ Gelu] [+ residual Add] -> glassbox::FusedMatMul; MatMulIntegerToFloat [+ Gelu] [+ residual Add] -> MatMulIntegerToFloat with that epilogue (fused into the GEMM tiles)", &matmul_epilogue_fusion},
     {"layer_norm_fusion", 2, "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add (torch.onnx LayerNorm, last axis) -> glassbox::LayerNorm", &layer_norm_fusion},
+    {"layer_norm_quantize_fusion", 2, "glassbox::LayerNorm + the DynamicQuantizeLinear reading its output (onnxruntime's dynamic quantization) -> glassbox::LayerNormDynamicQuantize (both outputs, bit-identical; each row's range taken while it is in cache, one op and one parallel pass fewer)", &layer_norm_quantize_fusion},
     {"attention_softmax_fusion", 2, "Div(scores, c)/Add(mask)/Softmax(-1) -> glassbox::ScaledMaskedSoftmax (one pass over the attention scores)", &attention_softmax_fusion},
     {"attention_fusion", 2, "Reshape/Transpose of Q, K, V + MatMul/ScaledMaskedSoftmax/MatMul + Transpose (encoder self-attention) -> glassbox::MultiHeadAttention (no head transposes; scores of one head stay in cache)", &attention_fusion},
     {"dead_node_elimination", 1, "removes nodes none of whose outputs reach a graph output", &dead_node_elimination},

@@ -62,6 +62,7 @@ Status dead_node_elimination(Graph& graph, PassContext& ctx, const std::string& 
 Status gelu_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status matmul_epilogue_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status layer_norm_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
+Status layer_norm_quantize_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status attention_softmax_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status attention_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status qkv_projection_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);

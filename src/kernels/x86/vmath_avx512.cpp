@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/x86/exp_avx512.h"
+
 namespace glassbox::kernels::x86 {
 
 bool avx512_available() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"); }
@@ -18,33 +20,6 @@ bool avx512_available() { return __builtin_cpu_supports("avx512f") && __builtin_
 #define GB_AVX512 __attribute__((target("avx512f,avx512dq,fma")))
 
 namespace {
-
-GB_AVX512 inline __m512 exp16(__m512 x) {
-  const __m512 hi = _mm512_set1_ps(88.3762626647949f), lo = _mm512_set1_ps(-87.3365478515625f);
-  const __mmask16 nan_mask = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-  const __mmask16 over = _mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ);
-  const __mmask16 under = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
-  const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
-  // n is integral and within [-126, 128] after the clamp: the conversion is exact in any rounding mode.
-  const __m512i e = _mm512_slli_epi32(
-      _mm512_add_epi32(_mm512_cvt_roundps_epi32(n, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), _mm512_set1_epi32(127)),
-      23);
-  __m512 y = _mm512_mul_ps(p, _mm512_castsi512_ps(e));
-  y = _mm512_mask_blend_ps(over, y, _mm512_set1_ps(INFINITY));
-  y = _mm512_mask_blend_ps(under, y, _mm512_setzero_ps());
-  return _mm512_mask_blend_ps(nan_mask, y, x);
-}
 
 GB_AVX512 inline __m512 erf16(__m512 x) {
   const __m512 sign = _mm512_and_ps(x, _mm512_set1_ps(-0.f));
@@ -84,6 +59,17 @@ GB_AVX512 inline __m512 erf16(__m512 x) {
 
 GB_VMATH_AVX512(vexp_f32_avx512, exp16)
 GB_VMATH_AVX512(verf_f32_avx512, erf16)
+
+namespace {
+// GELU (erf form) as the scalar loops of kernels::gelu_erf_f32 compute it: t = x * (1/sqrt 2),
+// erf, then (0.5 * x) * (1 + t) — three separately rounded operations (no fused multiply-add).
+GB_AVX512 inline __m512 gelu16(__m512 x) {
+  const __m512 t = erf16(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f)));
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.f), t));
+}
+}  // namespace
+
+GB_VMATH_AVX512(vgelu_erf_f32_avx512, gelu16)
 
 #undef GB_VMATH_AVX512
 

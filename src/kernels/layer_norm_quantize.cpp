@@ -1,0 +1,46 @@
+// layer_norm_rows_quantize_u8: LayerNorm rows and DynamicQuantizeLinear of the result in two
+// parallel passes instead of three (LayerNorm; min/max; quantize) and one op instead of two.
+// Pass 1 normalizes each row and takes its min/max while it is in cache; the per-row ranges
+// reduce to the tensor's (min/max are exact, the order does not matter); pass 2 quantizes.
+// The arithmetic is the two ops' own (layer_norm_row_f32, minmax_f32, dynamic_u8_params,
+// quantize_f32_u8), so every output equals theirs bit for bit.
+#include <algorithm>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/layer_norm.h"
+#include "kernels/quantize.h"
+
+namespace glassbox::kernels {
+
+void layer_norm_rows_quantize_u8(int64_t rows, int64_t cols, const float* x, const float* gamma, const float* beta,
+                                 float eps, float* y, uint8_t* q, float* scale, int32_t* zero_point, ThreadPool* pool) {
+  const int64_t n = rows * cols;
+  std::vector<float> lo(static_cast<size_t>(std::max<int64_t>(rows, 1)), 0.f), hi(lo.size(), 0.f);
+  auto normalize = [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      layer_norm_row_f32(x + r * cols, cols, gamma, beta, eps, y + r * cols);
+      minmax_f32(y + r * cols, cols, &lo[static_cast<size_t>(r)], &hi[static_cast<size_t>(r)]);
+    }
+  };
+  if (cols > 0) {
+    const int64_t grain = std::max<int64_t>(1, 16384 / cols);  // as layer_norm_rows_f32
+    if (pool && rows > grain) pool->parallel_for(rows, grain, normalize);
+    else normalize(0, rows);
+  }
+  dynamic_u8_params(*std::min_element(lo.begin(), lo.end()), *std::max_element(hi.begin(), hi.end()), scale,
+                    zero_point);
+  // Chunks as DynamicQuantizeLinear cuts them: one per thread, at least 16384 elements.
+  const int64_t chunks = std::clamp<int64_t>(n / 16384, 1, pool ? pool->size() : 1);
+  const int64_t chunk = ((n + chunks - 1) / chunks + 63) / 64 * 64;
+  auto quantize = [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t b = c * chunk;
+      if (b < n) quantize_f32_u8(y + b, std::min(chunk, n - b), *scale, *zero_point, q + b);
+    }
+  };
+  if (pool && chunks > 1) pool->parallel_for(chunks, 1, quantize);
+  else quantize(0, chunks);
+}
+
+}  // namespace glassbox::kernels
