@@ -1,10 +1,13 @@
 #include "core/thread_pool.h"
+#include "core/spin_gate.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,9 +24,15 @@
 // that the descheduled caller or a worker with real work needs, and a run got 3.5x
 // slower (h/fp32-spin under load 10). So kAuto spins only when all three hold:
 //  1. a run is in progress (RunScope): never between runs, whatever the mode;
-//  2. the machine has a core for us: the runnable-thread count of /proc/loadavg (which
-//     counts our own running threads) is <= the CPUs this process may run on. It is
-//     sampled at most every 100 ms by whichever thread asks (one open/read/close);
+//  2. the machine has a core for each of our threads: the other processes' runnable
+//     threads (/proc/loadavg's count minus our own threads in state R, counted in
+//     /proc/self/task right after) plus max(our running threads, the asking pool's size)
+//     are <= the CPUs this process may run on. Counting our own threads is what lets the
+//     gate open at all on a small machine: a 2-thread run on 2 CPUs alone makes the
+//     machine count 2, and the old test (count <= CPUs) closed at any third task. Niced
+//     tasks count too: they are not harmless here (on this kernel a 2-thread MiniLM run
+//     spinning next to ten nice-19 compiles was slower than sleeping; docs/benchmarks.md).
+//     Sampled at most every 100 ms by whichever thread asks (a few open/read/close);
 //  3. no spinner of this process saw itself preempted in the last 100 ms: a spin loop
 //     reads the clock every 32 polls (~2 us apart); a gap above 50 us means the thread
 //     was descheduled, i.e. someone else wanted that core, so it stops at once.
@@ -50,21 +59,44 @@ int usable_cpus() {
   return n;
 }
 
+// Reads a small /proc file into buf (NUL-terminated); false when it cannot.
+template <size_t N>
+bool read_proc(const char* path, char (&buf)[N]) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t got = ::read(fd, buf, N - 1);
+  ::close(fd);
+  if (got <= 0) return false;
+  buf[got] = '\0';
+  return true;
+}
+
 // Runnable threads on the machine now, or -1 when /proc/loadavg cannot be read.
 int runnable_threads() {
-  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
   char buf[128];
-  const ssize_t got = ::read(fd, buf, sizeof(buf) - 1);
-  ::close(fd);
-  if (got <= 0) return -1;
-  buf[got] = '\0';
-  return spin_gate::parse_runnable(buf);
+  return read_proc("/proc/loadavg", buf) ? spin_gate::parse_runnable(buf) : -1;
+}
+
+// Threads of this process in state R now (the caller included), or -1 when
+// /proc/self/task cannot be listed. A thread that exits meanwhile is skipped.
+int own_running_threads() {
+  DIR* dir = ::opendir("/proc/self/task");
+  if (!dir) return -1;
+  int running = 0;
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char path[288], buf[512];  // the stat line's state is within its first ~40 bytes
+    std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+    if (read_proc(path, buf) && spin_gate::parse_task_running(buf) == 1) ++running;
+  }
+  ::closedir(dir);
+  return running;
 }
 
 std::atomic<int64_t> g_next_sample_ns{0};
 std::atomic<int64_t> g_blocked_until_ns{0};
-std::atomic<bool> g_core_free{false};
+// The last sample, machine runnable << 32 | own running (each as uint32, -1 if unreadable).
+std::atomic<uint64_t> g_sample{~uint64_t{0}};
 
 // Polls until done() (true) or, false: the budget is spent, no run is in progress any
 // more, or (kAuto) this thread was preempted while polling.
@@ -101,16 +133,35 @@ int parse_runnable(const char* text) {
   return std::atoi(p);
 }
 
-bool allowed() {
+int parse_task_running(const char* text) {
+  // "1234 (glassbox) R 1 ...": the state follows the last ')' and one space.
+  const char* close = std::strrchr(text, ')');
+  if (!close || close[1] != ' ' || close[2] == '\0') return -1;
+  return close[2] == 'R' ? 1 : 0;
+}
+
+bool core_free(int machine_runnable, int own_running, int demand, int cpus) {
+  if (machine_runnable < 0 || own_running < 0 || demand < 0 || cpus < 1) return false;
+  const int others = std::max(0, machine_runnable - own_running);  // the two reads are not atomic
+  return others + std::max(own_running, demand) <= cpus;
+}
+
+bool allowed() { return allowed_for(1); }
+
+bool allowed_for(int threads) {
   const int64_t now = now_ns();
   if (now < g_blocked_until_ns.load(std::memory_order_relaxed)) return false;
   int64_t due = g_next_sample_ns.load(std::memory_order_relaxed);
   if (now >= due && g_next_sample_ns.compare_exchange_strong(
                         due, now + std::chrono::duration_cast<std::chrono::nanoseconds>(kSamplePeriod).count())) {
-    const int runnable = runnable_threads();
-    g_core_free.store(runnable >= 0 && runnable <= usable_cpus(), std::memory_order_relaxed);
+    const int machine = runnable_threads();
+    const int own = own_running_threads();
+    g_sample.store(uint64_t{static_cast<uint32_t>(machine)} << 32 | static_cast<uint32_t>(own),
+                   std::memory_order_relaxed);
   }
-  return g_core_free.load(std::memory_order_relaxed);
+  const uint64_t sample = g_sample.load(std::memory_order_relaxed);
+  return core_free(static_cast<int32_t>(sample >> 32), static_cast<int32_t>(sample & 0xffffffffu), threads,
+                   usable_cpus());
 }
 
 void preempted() {
@@ -147,7 +198,7 @@ void ThreadPool::run_chunks() {
 
 bool ThreadPool::may_spin() const {
   if (wait_ == Wait::kSleep || runs_.load(std::memory_order_relaxed) == 0) return false;
-  return wait_ == Wait::kSpin || spin_gate::allowed();
+  return wait_ == Wait::kSpin || spin_gate::allowed_for(threads_);
 }
 
 // Polls (without the lock) for a job newer than `seen` (or stop); true if one was seen.
