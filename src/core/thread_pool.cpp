@@ -27,11 +27,12 @@
 //  2. the machine has a core for each of our threads: the other processes' runnable
 //     threads (/proc/loadavg's count minus our own threads in state R, counted in
 //     /proc/self/task right after) plus max(our running threads, the asking pool's size)
-//     are <= the CPUs this process may run on. Counting our own threads is what lets the
-//     gate open at all on a small machine: a 2-thread run on 2 CPUs alone makes the
-//     machine count 2, and the old test (count <= CPUs) closed at any third task. Niced
-//     tasks count too: they are not harmless here (on this kernel a 2-thread MiniLM run
-//     spinning next to ten nice-19 compiles was slower than sleeping; docs/benchmarks.md).
+//     are <= the CPUs this process may run on. For one 2-thread run on 2 CPUs this is the
+//     old test (machine count <= CPUs) while both threads run; it differs when our other
+//     thread happens to sleep at the sample (it will want its core back) or more threads
+//     of ours run. Niced tasks count: with autogroup scheduling (on here) a nice-19 task
+//     of another session gets an equal share against ours, and spinning next to niced
+//     compiles was slower than sleeping (docs/benchmarks.md "Pool waiting: the gate").
 //     Sampled at most every 100 ms by whichever thread asks (a few open/read/close);
 //  3. no spinner of this process saw itself preempted in the last 100 ms: a spin loop
 //     reads the clock every 32 polls (~2 us apart); a gap above 50 us means the thread
