@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -35,8 +36,11 @@
 //     compiles was slower than sleeping (docs/benchmarks.md "Pool waiting: the gate").
 //     Sampled at most every 100 ms by whichever thread asks (a few open/read/close);
 //  3. no spinner of this process saw itself preempted in the last 100 ms: a spin loop
-//     reads the clock every 32 polls (~2 us apart); a gap above 50 us means the thread
-//     was descheduled, i.e. someone else wanted that core, so it stops at once.
+//     reads the clock every 32 polls (~1-2 us apart); a gap above 50 us with a new
+//     involuntary context switch of the thread (getrusage, read only at such a gap and at
+//     most every 10 ms when a poll starts) means another task of this machine took the
+//     core, so it stops at once. A gap without a switch (an interrupt, the hypervisor
+//     pausing the vCPU: ~35-150 per second of spinning on this VM) is not a preemption.
 // Each wait spins at most kSpinBudget (200 us), then sleeps on the condition variable.
 namespace glassbox {
 namespace {
@@ -99,19 +103,45 @@ std::atomic<int64_t> g_blocked_until_ns{0};
 // The last sample, machine runnable << 32 | own running (each as uint32, -1 if unreadable).
 std::atomic<uint64_t> g_sample{~uint64_t{0}};
 
+// This thread's involuntary context switches (getrusage), -1 if unknown. A poll gap is a
+// preemption only if this count moved: on this VM a spinner also sees ~35-150 gaps/s of
+// 50 us-3 ms with no switch at all (interrupts, the hypervisor), which no task here caused.
+long involuntary_switches() {
+  rusage ru;
+  return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : -1;
+}
+// The count at the thread's last check, refreshed at most every 10 ms when a poll starts
+// (not a syscall per wait); a switch since then counts as a preemption (conservative).
+thread_local long t_switches = -1;
+thread_local Clock::time_point t_switches_at{};
+constexpr std::chrono::milliseconds kSwitchBaselineAge{10};
+
+bool switched_out_since_baseline(Clock::time_point now) {
+  const long n = involuntary_switches();
+  const bool switched = n < 0 || t_switches < 0 || n != t_switches;
+  t_switches = n;
+  t_switches_at = now;
+  return switched;
+}
+
 // Polls until done() (true) or, false: the budget is spent, no run is in progress any
 // more, or (kAuto) this thread was preempted while polling.
 template <class Done>
 bool poll(ThreadPool::Wait wait, const std::atomic<int>& runs, Done&& done) {
   auto last = Clock::now();
   const auto until = last + ThreadPool::kSpinBudget;
+  const bool autowait = wait == ThreadPool::Wait::kAuto;
+  if (autowait && last - t_switches_at > kSwitchBaselineAge) {
+    t_switches = involuntary_switches();
+    t_switches_at = last;
+  }
   for (unsigned i = 1;; ++i) {
     if (done()) return true;
     if (runs.load(std::memory_order_relaxed) == 0) return false;
     GLASSBOX_CPU_RELAX();
     if (i % 32 != 0) continue;
     const auto now = Clock::now();
-    if (wait == ThreadPool::Wait::kAuto && now - last > spin_gate::kPreemptedGap) {
+    if (autowait && now - last > spin_gate::kPreemptedGap && switched_out_since_baseline(now)) {
       spin_gate::preempted();
       return false;
     }
