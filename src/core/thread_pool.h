@@ -106,7 +106,7 @@ bool allowed();
 void preempted();
 constexpr std::chrono::milliseconds kSamplePeriod{100};
 constexpr std::chrono::milliseconds kBackoff{100};
-// Two clock reads of a spin loop are ~1-3 us apart; a gap above this means preemption.
+// Clock reads of a spin loop are ~1-3 us apart; a gap above this + a context switch: preempted.
 constexpr std::chrono::microseconds kPreemptedGap{50};
 // Parses /proc/loadavg's "a b c RUNNABLE/TOTAL last_pid": RUNNABLE, or -1 (for tests).
 int parse_runnable(const char* loadavg_text);
