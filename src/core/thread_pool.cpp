@@ -1,10 +1,14 @@
 #include "core/thread_pool.h"
+#include "core/spin_gate.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,12 +25,22 @@
 // that the descheduled caller or a worker with real work needs, and a run got 3.5x
 // slower (h/fp32-spin under load 10). So kAuto spins only when all three hold:
 //  1. a run is in progress (RunScope): never between runs, whatever the mode;
-//  2. the machine has a core for us: the runnable-thread count of /proc/loadavg (which
-//     counts our own running threads) is <= the CPUs this process may run on. It is
-//     sampled at most every 100 ms by whichever thread asks (one open/read/close);
+//  2. the machine has a core for each of our threads: the other processes' runnable
+//     threads (/proc/loadavg's count minus our own threads in state R, counted in
+//     /proc/self/task right after) plus max(our running threads, the asking pool's size)
+//     are <= the CPUs this process may run on. For one 2-thread run on 2 CPUs this is the
+//     old test (machine count <= CPUs) while both threads run; it differs when our other
+//     thread happens to sleep at the sample (it will want its core back) or more threads
+//     of ours run. Niced tasks count: with autogroup scheduling (on here) a nice-19 task
+//     of another session gets an equal share against ours, and spinning next to niced
+//     compiles was slower than sleeping (docs/benchmarks.md "Pool waiting: the gate").
+//     Sampled at most every 100 ms by whichever thread asks (a few open/read/close);
 //  3. no spinner of this process saw itself preempted in the last 100 ms: a spin loop
-//     reads the clock every 32 polls (~2 us apart); a gap above 50 us means the thread
-//     was descheduled, i.e. someone else wanted that core, so it stops at once.
+//     reads the clock every 32 polls (~1-2 us apart); a gap above 50 us with a new
+//     involuntary context switch of the thread (getrusage, read only at such a gap and at
+//     most every 10 ms when a poll starts) means another task of this machine took the
+//     core, so it stops at once. A gap without a switch (an interrupt, the hypervisor
+//     pausing the vCPU: ~35-150 per second of spinning on this VM) is not a preemption.
 // Each wait spins at most kSpinBudget (200 us), then sleeps on the condition variable.
 namespace glassbox {
 namespace {
@@ -50,21 +64,65 @@ int usable_cpus() {
   return n;
 }
 
+// Reads a small /proc file into buf (NUL-terminated); false when it cannot.
+template <size_t N>
+bool read_proc(const char* path, char (&buf)[N]) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t got = ::read(fd, buf, N - 1);
+  ::close(fd);
+  if (got <= 0) return false;
+  buf[got] = '\0';
+  return true;
+}
+
 // Runnable threads on the machine now, or -1 when /proc/loadavg cannot be read.
 int runnable_threads() {
-  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
   char buf[128];
-  const ssize_t got = ::read(fd, buf, sizeof(buf) - 1);
-  ::close(fd);
-  if (got <= 0) return -1;
-  buf[got] = '\0';
-  return spin_gate::parse_runnable(buf);
+  return read_proc("/proc/loadavg", buf) ? spin_gate::parse_runnable(buf) : -1;
+}
+
+// Threads of this process in state R now (the caller included), or -1 when
+// /proc/self/task cannot be listed. A thread that exits meanwhile is skipped.
+int own_running_threads() {
+  DIR* dir = ::opendir("/proc/self/task");
+  if (!dir) return -1;
+  int running = 0;
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char path[288], buf[512];  // the stat line's state is within its first ~40 bytes
+    std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+    if (read_proc(path, buf) && spin_gate::parse_task_running(buf) == 1) ++running;
+  }
+  ::closedir(dir);
+  return running;
 }
 
 std::atomic<int64_t> g_next_sample_ns{0};
 std::atomic<int64_t> g_blocked_until_ns{0};
-std::atomic<bool> g_core_free{false};
+// The last sample, machine runnable << 32 | own running (each as uint32, -1 if unreadable).
+std::atomic<uint64_t> g_sample{~uint64_t{0}};
+
+// This thread's involuntary context switches (getrusage), -1 if unknown. A poll gap is a
+// preemption only if this count moved: on this VM a spinner also sees ~35-150 gaps/s of
+// 50 us-3 ms with no switch at all (interrupts, the hypervisor), which no task here caused.
+long involuntary_switches() {
+  rusage ru;
+  return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : -1;
+}
+// The count at the thread's last check, refreshed at most every 10 ms when a poll starts
+// (not a syscall per wait); a switch since then counts as a preemption (conservative).
+thread_local long t_switches = -1;
+thread_local Clock::time_point t_switches_at{};
+constexpr std::chrono::milliseconds kSwitchBaselineAge{10};
+
+bool switched_out_since_baseline(Clock::time_point now) {
+  const long n = involuntary_switches();
+  const bool switched = n < 0 || t_switches < 0 || n != t_switches;
+  t_switches = n;
+  t_switches_at = now;
+  return switched;
+}
 
 // Polls until done() (true) or, false: the budget is spent, no run is in progress any
 // more, or (kAuto) this thread was preempted while polling.
@@ -72,13 +130,18 @@ template <class Done>
 bool poll(ThreadPool::Wait wait, const std::atomic<int>& runs, Done&& done) {
   auto last = Clock::now();
   const auto until = last + ThreadPool::kSpinBudget;
+  const bool autowait = wait == ThreadPool::Wait::kAuto;
+  if (autowait && last - t_switches_at > kSwitchBaselineAge) {
+    t_switches = involuntary_switches();
+    t_switches_at = last;
+  }
   for (unsigned i = 1;; ++i) {
     if (done()) return true;
     if (runs.load(std::memory_order_relaxed) == 0) return false;
     GLASSBOX_CPU_RELAX();
     if (i % 32 != 0) continue;
     const auto now = Clock::now();
-    if (wait == ThreadPool::Wait::kAuto && now - last > spin_gate::kPreemptedGap) {
+    if (autowait && now - last > spin_gate::kPreemptedGap && switched_out_since_baseline(now)) {
       spin_gate::preempted();
       return false;
     }
@@ -101,16 +164,35 @@ int parse_runnable(const char* text) {
   return std::atoi(p);
 }
 
-bool allowed() {
+int parse_task_running(const char* text) {
+  // "1234 (glassbox) R 1 ...": the state follows the last ')' and one space.
+  const char* close = std::strrchr(text, ')');
+  if (!close || close[1] != ' ' || close[2] == '\0') return -1;
+  return close[2] == 'R' ? 1 : 0;
+}
+
+bool core_free(int machine_runnable, int own_running, int demand, int cpus) {
+  if (machine_runnable < 0 || own_running < 0 || demand < 0 || cpus < 1) return false;
+  const int others = std::max(0, machine_runnable - own_running);  // the two reads are not atomic
+  return others + std::max(own_running, demand) <= cpus;
+}
+
+bool allowed() { return allowed_for(1); }
+
+bool allowed_for(int threads) {
   const int64_t now = now_ns();
   if (now < g_blocked_until_ns.load(std::memory_order_relaxed)) return false;
   int64_t due = g_next_sample_ns.load(std::memory_order_relaxed);
   if (now >= due && g_next_sample_ns.compare_exchange_strong(
                         due, now + std::chrono::duration_cast<std::chrono::nanoseconds>(kSamplePeriod).count())) {
-    const int runnable = runnable_threads();
-    g_core_free.store(runnable >= 0 && runnable <= usable_cpus(), std::memory_order_relaxed);
+    const int machine = runnable_threads();
+    const int own = own_running_threads();
+    g_sample.store(uint64_t{static_cast<uint32_t>(machine)} << 32 | static_cast<uint32_t>(own),
+                   std::memory_order_relaxed);
   }
-  return g_core_free.load(std::memory_order_relaxed);
+  const uint64_t sample = g_sample.load(std::memory_order_relaxed);
+  return core_free(static_cast<int32_t>(sample >> 32), static_cast<int32_t>(sample & 0xffffffffu), threads,
+                   usable_cpus());
 }
 
 void preempted() {
@@ -147,7 +229,7 @@ void ThreadPool::run_chunks() {
 
 bool ThreadPool::may_spin() const {
   if (wait_ == Wait::kSleep || runs_.load(std::memory_order_relaxed) == 0) return false;
-  return wait_ == Wait::kSpin || spin_gate::allowed();
+  return wait_ == Wait::kSpin || spin_gate::allowed_for(threads_);
 }
 
 // Polls (without the lock) for a job newer than `seen` (or stop); true if one was seen.

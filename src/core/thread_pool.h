@@ -32,8 +32,8 @@ class ThreadPool {
  public:
   // kSleep: block on the kernel at once (costs nothing when idle or when cores are scarce).
   // kSpin: poll up to kSpinBudget during runs, whatever the machine's load.
-  // kAuto: as kSpin while the machine has an idle core and this thread was not preempted
-  // recently; otherwise as kSleep.
+  // kAuto: as kSpin while the machine has a core for each of our threads besides the other
+  // processes' runnable ones, and no spinner was preempted recently; else as kSleep.
   enum class Wait { kSleep, kSpin, kAuto };
   static constexpr std::chrono::microseconds kSpinBudget{200};
 
@@ -96,17 +96,17 @@ class ThreadPool {
 
 // kAuto's decision, process-wide (every pool of the process shares one machine).
 namespace spin_gate {
-// True while the last sample of the machine's runnable threads (/proc/loadavg, taken at
-// most every kSamplePeriod by whichever thread asks) was <= the CPUs this process may use,
-// and no spinner saw itself preempted within the last kBackoff. False if /proc/loadavg
-// cannot be read.
+// spin_gate::allowed_for(1) (core/spin_gate.h): true while the last sample (taken at most
+// every kSamplePeriod by whichever thread asks) left a core for our running threads besides
+// the other processes' runnable ones, and no spinner saw itself preempted within the last
+// kBackoff. False if /proc cannot be read.
 bool allowed();
 // A spinner saw a gap far above its poll period between two clock reads: it was
 // descheduled, so some other thread wanted its core. Blocks spinning for kBackoff.
 void preempted();
 constexpr std::chrono::milliseconds kSamplePeriod{100};
 constexpr std::chrono::milliseconds kBackoff{100};
-// Two clock reads of a spin loop are ~1-3 us apart; a gap above this means preemption.
+// Clock reads of a spin loop are ~1-3 us apart; a gap above this + a context switch: preempted.
 constexpr std::chrono::microseconds kPreemptedGap{50};
 // Parses /proc/loadavg's "a b c RUNNABLE/TOTAL last_pid": RUNNABLE, or -1 (for tests).
 int parse_runnable(const char* loadavg_text);

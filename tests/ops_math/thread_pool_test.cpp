@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/spin_gate.h"
 #include "core/thread_pool.h"
 
 namespace glassbox {
@@ -108,6 +109,33 @@ TEST(SpinGate, ParsesRunnableThreadsOfProcLoadavg) {
   EXPECT_EQ(spin_gate::parse_runnable(""), -1);
   EXPECT_EQ(spin_gate::parse_runnable("garbage"), -1);
   EXPECT_EQ(spin_gate::parse_runnable("1.0 1.0 1.0 /345 1"), -1);
+}
+
+TEST(SpinGate, ParsesTaskStateOfProcTaskStat) {
+  EXPECT_EQ(spin_gate::parse_task_running("4242 (glassbox) R 1 4242 4242 0 -1 4194304 300 0"), 1);
+  EXPECT_EQ(spin_gate::parse_task_running("4243 (glassbox) S 1 4242 4242 0 -1 4194368 12 0"), 0);
+  EXPECT_EQ(spin_gate::parse_task_running("4244 (kworker/0:1-events) I 2 0 0 0"), 0);
+  // comm may hold spaces and ')': the state is the field after the last ')'.
+  EXPECT_EQ(spin_gate::parse_task_running("77 (a) S (b)) R 1 77 77"), 1);
+  EXPECT_EQ(spin_gate::parse_task_running("78 (x y) D 1"), 0);
+  EXPECT_EQ(spin_gate::parse_task_running(""), -1);
+  EXPECT_EQ(spin_gate::parse_task_running("79 (no state)"), -1);
+  EXPECT_EQ(spin_gate::parse_task_running("80 no parenthesis R"), -1);
+}
+
+TEST(SpinGate, CoreFreeCountsOnlyOtherProcessesRunnableThreads) {
+  // 2 CPUs, a 2-thread run: /proc/loadavg's count includes our own running threads.
+  EXPECT_TRUE(spin_gate::core_free(2, 2, 2, 2));   // only ours run: the old gate's case, open
+  EXPECT_TRUE(spin_gate::core_free(1, 1, 2, 2));   // the worker sleeps: it would still get its core
+  EXPECT_FALSE(spin_gate::core_free(3, 2, 2, 2));  // one other runnable thread: someone would wait
+  EXPECT_FALSE(spin_gate::core_free(2, 1, 2, 2));  // the other is not ours: our sleeping worker would wait
+  EXPECT_FALSE(spin_gate::core_free(4, 2, 2, 2));  // a busy loop per core
+  EXPECT_TRUE(spin_gate::core_free(3, 2, 2, 4));   // 4 CPUs: room for one more
+  EXPECT_FALSE(spin_gate::core_free(3, 3, 2, 2));  // 3 threads of ours running (a server thread too)
+  EXPECT_FALSE(spin_gate::core_free(1, 0, 4, 2));  // a 4-thread pool on 2 CPUs never fits
+  EXPECT_TRUE(spin_gate::core_free(1, 2, 2, 2));   // reads not atomic (a thread woke in between): others >= 0
+  EXPECT_FALSE(spin_gate::core_free(-1, 1, 2, 2));  // /proc/loadavg unreadable
+  EXPECT_FALSE(spin_gate::core_free(2, -1, 2, 2));  // /proc/self/task unreadable
 }
 
 TEST(SpinGate, AnswersAndBacksOffAfterPreemption) {
