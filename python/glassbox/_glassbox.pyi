@@ -82,9 +82,10 @@ class Session:
                  precision: str = "fp32", disabled_passes: Optional[Sequence[str]] = None,
                  memory_limit_bytes: int = 17179869184, plan_cache_size: int = 64, use_memory_plan: bool = True,
                  map_initializers: bool = True,
-                 weights_cache: Optional[Union[str, "PathLike[str]"]] = None) -> None:
+                 weights_cache: Optional[Union[str, "PathLike[str]"]] = None, pool_wait: str = "auto") -> None:
         """Loads MODEL.onnx; precision: 'fp32' (default), 'bf16' or 'int8-dynamic' (as the CLI's --precision);
-        weights_cache: directory of the packed-weights cache (as --weights-cache; None: off)."""
+        weights_cache: directory of the packed-weights cache (as --weights-cache; None: off);
+        pool_wait: 'auto' (default), 'spin' or 'sleep' (as --pool-wait)."""
     @property
     def inputs(self) -> List[TensorInfo]: """Declared inputs."""
     @property

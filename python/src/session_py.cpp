@@ -109,7 +109,8 @@ struct PythonObserver {
 SessionOptions make_options(const py::handle& threads, const py::handle& opt_level, const py::handle& precision,
                             const py::handle& disabled_passes, const py::handle& memory_limit_bytes,
                             const py::handle& plan_cache_size, const py::handle& use_memory_plan,
-                            const py::handle& map_initializers, const py::handle& weights_cache) {
+                            const py::handle& map_initializers, const py::handle& weights_cache,
+                            const py::handle& pool_wait) {
   SessionOptions o;
   o.threads = static_cast<int>(as_int(threads, "threads", 0, 4096));
   o.opt_level = static_cast<int>(as_int(opt_level, "opt_level", 0, 2));
@@ -139,6 +140,9 @@ SessionOptions make_options(const py::handle& threads, const py::handle& opt_lev
     o.weights_cache = as_path(weights_cache, "weights_cache");
     if (o.weights_cache.empty()) raise_invalid("weights_cache must be a directory path or None, got ''");
   }
+  auto w = parse_pool_wait(as_utf8(pool_wait, "pool_wait"));
+  if (!w.ok()) raise_error(std::move(w).take_error().with_where("Session"));
+  o.pool_wait = *w;
   return o;
 }
 
@@ -154,6 +158,7 @@ py::dict options_dict(const SessionOptions& o) {
   d["use_memory_plan"] = o.use_memory_plan;
   d["map_initializers"] = o.map_initializers;
   d["weights_cache"] = o.weights_cache.empty() ? py::object(py::none()) : py::object(py::str(o.weights_cache));
+  d["pool_wait"] = pool_wait_name(o.pool_wait);
   return d;
 }
 
@@ -174,6 +179,7 @@ std::map<std::string, std::string> argument_sources(const SessionOptions& given)
   mark("use_memory_plan", given.use_memory_plan != d.use_memory_plan);
   mark("map_initializers", given.map_initializers != d.map_initializers);
   mark("weights_cache", given.weights_cache != d.weights_cache);
+  mark("pool_wait", given.pool_wait != d.pool_wait);
   return s;
 }
 
@@ -196,10 +202,10 @@ void bind_session(py::module_& m) {
                        const py::handle& precision, const py::handle& disabled_passes,
                        const py::handle& memory_limit_bytes, const py::handle& plan_cache_size,
                        const py::handle& use_memory_plan, const py::handle& map_initializers,
-                       const py::handle& weights_cache) {
+                       const py::handle& weights_cache, const py::handle& pool_wait) {
              const std::string p = as_path(path, "path");
              SessionOptions o = make_options(threads, opt_level, precision, disabled_passes, memory_limit_bytes,
-                                             plan_cache_size, use_memory_plan, map_initializers, weights_cache);
+                                             plan_cache_size, use_memory_plan, map_initializers, weights_cache, pool_wait);
              auto r = [&] {
                py::gil_scoped_release nogil;
                return Session::load(p, o);
@@ -210,12 +216,13 @@ void bind_session(py::module_& m) {
            py::arg("precision") = "fp32", py::arg("disabled_passes") = py::none(),
            py::arg("memory_limit_bytes") = d.memory_limit_bytes, py::arg("plan_cache_size") = d.plan_cache_size,
            py::arg("use_memory_plan") = d.use_memory_plan, py::arg("map_initializers") = d.map_initializers,
-           py::arg("weights_cache") = py::none(),
+           py::arg("weights_cache") = py::none(), py::arg("pool_wait") = pool_wait_name(d.pool_wait),
            "Loads MODEL.onnx. threads=0: physical cores; opt_level 0 runs the graph as written, 2 (default) folds "
            "shapes per input signature; precision: 'fp32' (default: the exported model's arithmetic), 'bf16' or "
            "'int8-dynamic' (GEMMs on constant weights in lower precision: faster, outputs change; "
            "measure with `glassbox accuracy`); weights_cache: a directory for the packed weights (default None: off; "
-           "later loads map them instead of packing, see weights_cache_report()).")
+           "later loads map them instead of packing, see weights_cache_report()); pool_wait: 'auto' (default: idle pool "
+           "threads poll up to 200 us for the next op only while a core is free), 'spin' (always) or 'sleep' (never).")
       .def_property_readonly("inputs", [](const PySession& s) { return s.session->inputs(); }, "Declared inputs (TensorInfo).")
       .def_property_readonly("outputs", [](const PySession& s) { return s.session->outputs(); }, "Declared outputs (TensorInfo).")
       .def_property_readonly("options", [](const PySession& s) { return options_dict(s.session->options()); },

@@ -151,6 +151,24 @@ def test_precision_equals_cli(precision, threshold, tmp_path):
     assert rows and rows[0]["value"] == precision and rows[0]["source"] == "argument"
 
 
+# pool_wait= is the CLI's --pool-wait: how idle pool threads wait changes no output bit; the
+# options and explain show it with the argument as the source; an unknown mode is refused by name.
+@pytest.mark.parametrize("mode", ["spin", "sleep"])
+def test_pool_wait_equals_default_outputs(mode):
+    path = generated_model("bert_tiny_op14")
+    session = glassbox.Session(path, threads=2, pool_wait=mode)
+    assert session.options["pool_wait"] == mode
+    assert glassbox.Session(path, threads=2).options["pool_wait"] == "auto"
+    feeds = text_feeds(session, 2, 16, 5)
+    want = glassbox.Session(path, threads=2).run(feeds)
+    for name, got in session.run(feeds).items():
+        np.testing.assert_array_equal(got, want[name], err_msg=f"pool_wait={mode} {name}")
+    rows = [r for r in session.explain()["options"] if r["name"] == "pool_wait"]
+    assert rows and rows[0]["value"] == mode and rows[0]["source"] == "argument"
+    with pytest.raises(glassbox.InvalidInput, match="busy"):
+        glassbox.Session(path, pool_wait="busy")
+
+
 # weights_cache= is the CLI's --weights-cache: the first load packs and writes the file after its
 # first run, the next maps it; both give the uncached session's outputs bit for bit (the blocking
 # depends on the thread count: same threads); explain shows the argument as the source.
