@@ -116,12 +116,15 @@ thread_local long t_switches = -1;
 thread_local Clock::time_point t_switches_at{};
 constexpr std::chrono::milliseconds kSwitchBaselineAge{10};
 
-bool switched_out_since_baseline(Clock::time_point now) {
-  const long n = involuntary_switches();
-  const bool switched = n < 0 || t_switches < 0 || n != t_switches;
-  t_switches = n;
+void set_switch_baseline(Clock::time_point now) {
+  t_switches = involuntary_switches();
   t_switches_at = now;
-  return switched;
+}
+
+bool switched_out_since_baseline(Clock::time_point now) {
+  const long before = t_switches;
+  set_switch_baseline(now);
+  return t_switches < 0 || before < 0 || t_switches != before;
 }
 
 // Polls until done() (true) or, false: the budget is spent, no run is in progress any
@@ -131,10 +134,7 @@ bool poll(ThreadPool::Wait wait, const std::atomic<int>& runs, Done&& done) {
   auto last = Clock::now();
   const auto until = last + ThreadPool::kSpinBudget;
   const bool autowait = wait == ThreadPool::Wait::kAuto;
-  if (autowait && last - t_switches_at > kSwitchBaselineAge) {
-    t_switches = involuntary_switches();
-    t_switches_at = last;
-  }
+  if (autowait && last - t_switches_at > kSwitchBaselineAge) set_switch_baseline(last);
   for (unsigned i = 1;; ++i) {
     if (done()) return true;
     if (runs.load(std::memory_order_relaxed) == 0) return false;

@@ -30,17 +30,7 @@ void layer_norm_rows_quantize_u8(int64_t rows, int64_t cols, const float* x, con
   }
   dynamic_u8_params(*std::min_element(lo.begin(), lo.end()), *std::max_element(hi.begin(), hi.end()), scale,
                     zero_point);
-  // Chunks as DynamicQuantizeLinear cuts them: one per thread, at least 16384 elements.
-  const int64_t chunks = std::clamp<int64_t>(n / 16384, 1, pool ? pool->size() : 1);
-  const int64_t chunk = ((n + chunks - 1) / chunks + 63) / 64 * 64;
-  auto quantize = [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      const int64_t b = c * chunk;
-      if (b < n) quantize_f32_u8(y + b, std::min(chunk, n - b), *scale, *zero_point, q + b);
-    }
-  };
-  if (pool && chunks > 1) pool->parallel_for(chunks, 1, quantize);
-  else quantize(0, chunks);
+  quantize_f32_u8_parallel(y, n, *scale, *zero_point, q, pool);  // chunked as DynamicQuantizeLinear
 }
 
 }  // namespace glassbox::kernels

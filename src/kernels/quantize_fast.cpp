@@ -12,6 +12,10 @@
 
 #include "kernels/quantize.h"
 
+#include <vector>
+
+#include "core/thread_pool.h"
+
 namespace glassbox::kernels {
 namespace {
 
@@ -135,6 +139,43 @@ void quantize_f32_u8(const float* x, int64_t n, float scale, int32_t zero_point,
   int64_t i = avx512() ? quantize_avx512(x, n, scale, zero_point, y) : 0;
   if (avx2()) i += quantize_avx2(x + i, n - i, scale, zero_point, y + i);
   for (; i < n; ++i) y[i] = saturate_round<uint8_t>(x[i] / scale, zero_point);
+}
+
+namespace {
+
+// The chunks of the *_parallel forms: [at(c), at(c) + len(c)) for c < count (the rounding to
+// 64 may leave the last chunk empty).
+struct Chunks {
+  int64_t n, count, size;
+  Chunks(int64_t n_, ThreadPool* pool) : n(n_) {
+    count = std::clamp<int64_t>(n / 16384, 1, pool ? pool->size() : 1);
+    size = ((n + count - 1) / count + 63) / 64 * 64;
+  }
+  int64_t at(int64_t c) const { return std::min(c * size, n); }
+  int64_t len(int64_t c) const { return std::min(size, n - at(c)); }
+  template <class Body>
+  void run(ThreadPool* pool, Body&& body) const {
+    auto chunks = [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) body(c);
+    };
+    if (pool && count > 1) pool->parallel_for(count, 1, chunks);
+    else chunks(0, count);
+  }
+};
+
+}  // namespace
+
+void minmax_f32_parallel(const float* x, int64_t n, float* lo, float* hi, ThreadPool* pool) {
+  const Chunks ch(n, pool);
+  std::vector<float> los(static_cast<size_t>(ch.count), 0.f), his(los.size(), 0.f);
+  ch.run(pool, [&](int64_t c) { minmax_f32(x + ch.at(c), ch.len(c), &los[static_cast<size_t>(c)], &his[static_cast<size_t>(c)]); });
+  *lo = *std::min_element(los.begin(), los.end());
+  *hi = *std::max_element(his.begin(), his.end());
+}
+
+void quantize_f32_u8_parallel(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* y, ThreadPool* pool) {
+  const Chunks ch(n, pool);
+  ch.run(pool, [&](int64_t c) { quantize_f32_u8(x + ch.at(c), ch.len(c), scale, zero_point, y + ch.at(c)); });
 }
 
 }  // namespace glassbox::kernels

@@ -21,30 +21,14 @@ class DynamicQuantizeLinearOp final : public Op {
     GB_RETURN_IF_ERROR(nn::need_float32(ctx, *x, "x"));
     const float* px = x->data<float>();
     const int64_t n = x->numel();
-    // Chunks on the pool (vectorized min/max, then vectorized quantization); the
-    // result does not depend on the chunking (min/max are exact, elements independent).
-    // One chunk per pool thread (at least 16384 elements, a multiple of 64): 2 threads on a
-    // 128 x 768 activation split it 50/50 rather than 64K/32K.
-    const int64_t chunks = std::clamp<int64_t>(n / 16384, 1, ctx.pool().size());
-    const int64_t chunk = ((n + chunks - 1) / chunks + 63) / 64 * 64;
-    // The rounding to 64 may leave the last chunk empty.
-    auto at = [&](int64_t c) { return std::min(c * chunk, n); };
-    auto len = [&](int64_t c) { return std::min(chunk, n - at(c)); };
-    std::vector<float> los(static_cast<size_t>(chunks), 0.f), his(static_cast<size_t>(chunks), 0.f);
-    ctx.pool().parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c)
-        kernels::minmax_f32(px + at(c), len(c), &los[c], &his[c]);
-    });
-    const float lo = *std::min_element(los.begin(), los.end()), hi = *std::max_element(his.begin(), his.end());
-    float scale = 1.f;
+    // Vectorized min/max, then vectorized quantization, in chunks on the pool (the result does
+    // not depend on the chunking).
+    float lo = 0.f, hi = 0.f, scale = 1.f;
     int32_t zp = 0;
+    kernels::minmax_f32_parallel(px, n, &lo, &hi, &ctx.pool());
     kernels::dynamic_u8_params(lo, hi, &scale, &zp);
     GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kUInt8, x->shape()));
-    uint8_t* py = y->mutable_data<uint8_t>();
-    ctx.pool().parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c)
-        kernels::quantize_f32_u8(px + at(c), len(c), scale, zp, py + at(c));
-    });
+    kernels::quantize_f32_u8_parallel(px, n, scale, zp, y->mutable_data<uint8_t>(), &ctx.pool());
     if (ctx.num_outputs() > 1) {
       GB_ASSIGN_OR_RETURN(Tensor * s, ctx.allocate_output(1, DataType::kFloat32, {}));
       s->mutable_data<float>()[0] = scale;
