@@ -31,7 +31,8 @@ def _log(msg):
 
 def _metadata():
     text = open(os.path.join(PYTHON_DIR, "pyproject.toml"), encoding="utf-8").read()
-    version = re.search(r'^version = "([^"]+)"', text, re.M).group(1)
+    with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:  # the version is declared once, there
+        version = re.search(r"project\(glassbox VERSION (\S+)", f.read()).group(1)
     summary = re.search(r'^description = "([^"]+)"', text, re.M).group(1)
     return version, summary
 

@@ -17,7 +17,7 @@ from ._pipeline import FeatureExtractionPipeline, Pipeline, TextClassificationPi
 from .errors import (GlassboxError, InternalError, InvalidInput, IoError, LimitExceeded, ModelError, NotFound,
                      Unsupported)
 
-__version__ = "0.1.0"
+from ._glassbox import __version__  # declared once, in CMakeLists.txt
 
 __all__ = ["Tokenizer", "Encoding", "Session", "TensorInfo", "pipeline", "Pipeline", "TextClassificationPipeline",
            "FeatureExtractionPipeline", "default_model_dir", "physical_core_count", "GlassboxError", "InvalidInput",

@@ -3,6 +3,7 @@
 
 #include "glassbox/pipeline.h"
 #include "glassbox/session.h"
+#include "glassbox/version.h"
 
 namespace glassbox::py_binding {
 
@@ -76,6 +77,7 @@ py::object json_to_python(const std::string& text) { return py::module_::import(
 PYBIND11_MODULE(_glassbox, m) {
   using namespace glassbox::py_binding;
   m.doc() = "glassbox C++ core (tokenizer, ONNX session, text pipelines); use the `glassbox` package.";
+  m.attr("__version__") = glassbox::version();
   bind_tokenizer(m);
   bind_session(m);
   bind_pipeline(m);

@@ -3,11 +3,12 @@
 
 #include "cli/cli_common.h"
 #include "glassbox/process.h"
+#include "glassbox/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"glassbox: ONNX inference and Hugging Face tokenizers with no hidden defaults"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "glassbox 0.1.0");
+  app.set_version_flag("--version", std::string("glassbox ") + glassbox::version());
   glassbox::ProcessOptions process;
   auto* heap = app.add_option("--heap-policy", process.heap_policy,
                               "retain (default): freed tensor memory stays in the heap for reuse; system: glibc's defaults")

@@ -160,11 +160,6 @@ Result<Model> load_model(const std::string& path, const LoadOptions& options) {
   return result;
 }
 
-Result<Model> load_model_proto(std::unique_ptr<onnx::ModelProto> proto, const std::string& model_dir,
-                               const LoadOptions& options) {
-  return build_model(std::shared_ptr<const onnx::ModelProto>(std::move(proto)), model_dir, options, nullptr, nullptr);
-}
-
 namespace {
 
 Result<Model> build_model(std::shared_ptr<const onnx::ModelProto> owner, const std::string& model_dir,

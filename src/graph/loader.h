@@ -39,10 +39,4 @@ struct LoadOptions {
 // Loads MODEL.onnx; external data is resolved relative to its directory only.
 Result<Model> load_model(const std::string& path, const LoadOptions& options = {});
 
-// Builds the IR from an already parsed proto (takes ownership of it; the IR may
-// borrow initializer bytes from it). model_dir is where external data lives
-// ("" = external data refused).
-Result<Model> load_model_proto(std::unique_ptr<onnx::ModelProto> proto, const std::string& model_dir,
-                               const LoadOptions& options = {});
-
 }  // namespace glassbox::graph

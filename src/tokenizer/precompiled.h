@@ -25,7 +25,6 @@ class CharsMap {
   // The replacement for the shortest trie key that prefixes `chunk`, or nullopt.
   // Corrupt tries (positions or offsets out of range) yield nullopt, never a read out of bounds.
   std::optional<std::string_view> transform(std::string_view chunk) const;
-  std::size_t trie_units() const { return trie_.size(); }
 
  private:
   std::vector<std::uint32_t> trie_;

@@ -106,10 +106,6 @@ bool is_numeric(char32_t c) {
   int t = u_charType(static_cast<UChar32>(c));
   return t == U_DECIMAL_DIGIT_NUMBER || t == U_LETTER_NUMBER || t == U_OTHER_NUMBER;
 }
-bool is_alphanumeric(char32_t c) {
-  if (c < 0x80) return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
-  return u_isUAlphabetic(static_cast<UChar32>(c)) || is_numeric(c);
-}
 bool is_ascii_punctuation(char32_t c) {
   return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
 }

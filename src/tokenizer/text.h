@@ -20,7 +20,6 @@ inline char32_t utf8_decode(std::string_view s, std::size_t i, int& len) {
   return ((c & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
 }
 inline int utf8_len_lead(unsigned char c) { return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
-inline int utf8_len(char32_t c) { return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4; }
 void utf8_append(std::string& out, char32_t c);
 // Byte offset of the first invalid sequence, or npos if `s` is valid UTF-8 (no surrogates).
 std::size_t utf8_first_invalid(std::string_view s);
@@ -31,7 +30,6 @@ std::size_t utf8_count(std::string_view s);
 
 // ---- character properties (see docs/tokenizer.md for Unicode-version differences) ----
 bool is_whitespace(char32_t c);    // Rust char::is_whitespace (White_Space)
-bool is_alphanumeric(char32_t c);  // Rust char::is_alphanumeric (Alphabetic | N*)
 bool is_numeric(char32_t c);       // N* (Nd | Nl | No)
 bool is_punctuation(char32_t c);   // P*
 bool is_ascii_punctuation(char32_t c);

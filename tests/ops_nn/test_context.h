@@ -12,10 +12,6 @@
 #include "graph/graph.h"
 #include "ops/op.h"
 
-namespace glassbox::ops {
-Result<std::unique_ptr<Op>> create_nn_op_for_test(const graph::Node& node, int64_t opset);
-}
-
 namespace glassbox::testing_nn {
 
 class TestContext final : public ops::ComputeContext {
@@ -169,9 +165,9 @@ std::vector<T> to_vec_t(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
 }
 
-// Creates the op (test_registry.cpp mirrors ops.inc) and runs it once.
+// Creates the op through the engine's registry (src/ops/ops.inc; an op missing there fails the test) and runs it once.
 inline Status run_op(const graph::Node& node, int64_t opset, TestContext& ctx) {
-  auto op = ops::create_nn_op_for_test(node, opset);
+  auto op = ops::create_op(node, opset);
   if (!op.ok()) return op.status();
   return op.value()->compute(ctx);
 }

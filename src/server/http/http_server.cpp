@@ -23,7 +23,6 @@ struct HttpServer::Impl {
   tcp::acceptor acceptor{ioc};
   net::signal_set signals{ioc};
   std::atomic<int64_t> in_flight{0};
-  std::atomic<bool> accepting{true};
   std::atomic<bool> closing{false};
   std::function<void(int)> signal_fn;
 
@@ -169,7 +168,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 void HttpServer::Impl::accept() {
   acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
-    if (!accepting.load()) return;
     if (!ec) std::make_shared<Connection>(std::move(socket), *this)->start();
     accept();
   });
@@ -206,19 +204,9 @@ void HttpServer::run(int io_threads) {
   for (auto& t : threads) t.join();
 }
 
-void HttpServer::stop_accepting() {
-  net::post(impl_->ioc, [this] {
-    impl_->accepting = false;
-    beast::error_code ignored;
-    impl_->acceptor.close(ignored);
-  });
-}
-
 void HttpServer::close_after_responses() { impl_->closing = true; }
 
 int64_t HttpServer::in_flight() const { return impl_->in_flight.load(); }
-
-void HttpServer::post(std::function<void()> fn) { net::post(impl_->ioc, std::move(fn)); }
 
 void HttpServer::after(int ms, std::function<void()> fn) {
   auto timer = std::make_shared<net::steady_timer>(impl_->ioc, std::chrono::milliseconds(ms));

@@ -34,14 +34,10 @@ class HttpServer {
   Result<int> listen(const std::string& host, int port);
   // Runs the IO threads until stop(); returns when they have finished.
   void run(int io_threads);
-  // Stops accepting new connections; open ones keep being served.
-  void stop_accepting();
   // From now on every response carries Connection: close (draining: clients reconnect elsewhere).
   void close_after_responses();
   // Requests whose handler was called and whose response is not yet written.
   int64_t in_flight() const;
-  // Posts `fn` to run on an IO thread (signals, timers of the server's lifecycle).
-  void post(std::function<void()> fn);
   // Runs fn after `ms` milliseconds on an IO thread.
   void after(int ms, std::function<void()> fn);
   // Ends run(): open connections are closed.

@@ -307,12 +307,4 @@ bool ModelRepository::ready() const {
   return std::any_of(slots_.begin(), slots_.end(), [](const auto& kv) { return kv.second.current != nullptr; });
 }
 
-std::vector<std::shared_ptr<const LoadedModel>> ModelRepository::ready_models() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::shared_ptr<const LoadedModel>> out;
-  for (const auto& [name, slot] : slots_)
-    if (slot.current) out.push_back(slot.current);
-  return out;
-}
-
 }  // namespace glassbox::server

@@ -63,8 +63,6 @@ class ModelRepository {
   std::vector<IndexEntry> index() const;
   // Every configured model has finished its first load (READY or failed) and one is READY.
   bool ready() const;
-  // Every READY model.
-  std::vector<std::shared_ptr<const LoadedModel>> ready_models() const;
   void stop();
 
  private:

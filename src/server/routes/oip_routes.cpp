@@ -2,6 +2,7 @@
 // infer (tensor models, and text models through a BYTES input named "text"), explain.
 #include <algorithm>
 
+#include "glassbox/version.h"
 #include "server/codec/oip_codec.h"
 #include "server/routes/router.h"
 
@@ -266,7 +267,7 @@ void infer(ServerContext& ctx, HttpRequest&& http, std::shared_ptr<const LoadedM
 HttpResponse server_metadata() {
   ojson j;
   j["name"] = "glassbox";
-  j["version"] = "0.1.0";
+  j["version"] = glassbox::version();
   j["extensions"] = {"binary_tensor_data", "model_repository", "glassbox_explain"};
   return json_response(200, j);
 }

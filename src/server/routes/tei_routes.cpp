@@ -3,6 +3,7 @@
 // text model of the route's kind serves.
 #include <algorithm>
 
+#include "glassbox/version.h"
 #include "server/codec/json_body.h"
 #include "server/routes/router.h"
 
@@ -232,7 +233,7 @@ HttpResponse info(ServerContext& ctx) {
   j["max_input_length"] = d.max_length;
   j["max_client_batch_size"] = ctx.options.max_texts_per_request;
   j["auto_truncate"] = d.truncation.has_value();
-  j["version"] = "glassbox 0.1.0";
+  j["version"] = std::string("glassbox ") + glassbox::version();
   return json_response(200, j);
 }
 
