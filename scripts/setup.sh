@@ -17,6 +17,7 @@ PKGS=(
   libboost-dev python3-requests python3-yaml prometheus python3-prometheus-client
   haproxy yamllint python3-jsonschema
   python3-jinja2 qemu-user
+  libturbojpeg0-dev libspng-dev libwebp-dev libexif-dev python3-pil imagemagick fonts-dejavu-core
 )
 
 missing=()
