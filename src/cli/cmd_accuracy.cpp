@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/cli_common.h"
+#include "cli/session_flags.h"
 #include "diag/accuracy.h"
 #include "diag/inputs.h"
 
@@ -15,6 +16,7 @@ struct AccuracyArgs {
   std::string model, texts_file;
   std::string precision = "bf16";
   glassbox::diag::AccuracyRequest request;
+  glassbox::cli::SessionFlags session;
   bool json = false;
 };
 
@@ -47,6 +49,7 @@ void accuracy_command(AccuracyArgs& a) {
   using namespace glassbox;
   auto& q = a.request;
   q.model = a.model;
+  a.session.apply(q.session);
   q.candidate = cli::precision_or_fail("accuracy", a.precision);
   if (!a.texts_file.empty()) q.texts = read_texts(a.texts_file);
   auto r = diag::measure_accuracy(q);
@@ -71,7 +74,9 @@ void add_accuracy_command(CLI::App& app) {
   auto& q = a->request;
   const glassbox::diag::AccuracyThresholds t;
   cmd->add_option("model", a->model, "model directory (texts through its pipeline) or ONNX model file (tensors)")->required();
-  glassbox::cli::add_precision_option(cmd, a->precision)->description("candidate precision compared with fp32 (default bf16)");
+  // Not the session flag --precision of run/classify: the precision measured against fp32.
+  cmd->add_option("--precision", a->precision, "bf16 | int8-dynamic: the candidate precision compared with fp32 (default bf16)")
+      ->check([](const std::string& v) { auto p = glassbox::parse_precision(v); return p.ok() ? std::string() : p.error().to_string(); });
   cmd->add_option("--texts", a->texts_file,
                   "model directory: file of texts, one per line or JSONL {\"text\": ...}; use texts like yours (required)");
   cmd->add_option("--input", q.input_args, "model file: NAME=FILE (.pb or .npy); repeat per input (then one input set)");
@@ -80,7 +85,7 @@ void add_accuracy_command(CLI::App& app) {
                       glassbox::diag::generated_fill_rule() + ")");
   cmd->add_option("--samples", q.samples, "model file: generated input sets, seeds seed.. (default 8)")->check(CLI::Range(1, 100000));
   cmd->add_option("--seed", q.seed, "seed of the first generated input set (default 0)");
-  cmd->add_option("--threads", q.session.threads, "intra-op threads (default 0 = physical cores)");
+  glassbox::cli::add_session_flags(cmd, a->session, {glassbox::cli::SessionFlag::kThreads});
   cmd->add_option("--max-rel-error", q.thresholds.max_rel_error,
                   "largest accepted max|b-a|/max|a| of an output per input (default " + std::to_string(t.max_rel_error) +
                       ": bf16 keeps 8 significant bits; encoder logits measured near 1e-2)");

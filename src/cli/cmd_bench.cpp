@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/cli_common.h"
+#include "cli/session_flags.h"
 #include "diag/bench.h"
 #include "runtime/tensor_io.h"
 
@@ -12,19 +13,15 @@ namespace {
 
 struct BenchArgs {
   std::string model;
-  std::vector<std::string> inputs, shapes, disabled_passes;
+  std::vector<std::string> inputs, shapes;
   glassbox::diag::BenchOptions bench;
-  int threads = 0;
-  int opt_level = glassbox::SessionOptions{}.opt_level;
+  glassbox::cli::SessionFlags session;
   std::string sweep;
   bool json = false;
   std::string output_dir;  // empty: outputs are not written
   std::string unpad_mask;  // empty: padded runs
   bool unpad_serial = false;
   bool copy_initializers = false;  // SessionOptions::map_initializers = false
-  std::string precision = "fp32";
-  std::string weights_cache;  // "" = off
-  std::string pool_wait = "auto";
 };
 
 // Writes the last timed run's outputs as output_<i>.npy (for comparisons with a peer).
@@ -44,13 +41,8 @@ void write_outputs(const std::string& dir, const std::vector<glassbox::NamedTens
 void bench_command(const BenchArgs& a) {
   using namespace glassbox;
   SessionOptions opts;
-  opts.threads = a.threads;
-  opts.opt_level = a.opt_level;
-  opts.disabled_passes = a.disabled_passes;
+  a.session.apply(opts);
   opts.map_initializers = !a.copy_initializers;
-  opts.precision = cli::precision_or_fail("bench", a.precision);
-  opts.weights_cache = a.weights_cache;
-  opts.pool_wait = cli::pool_wait_or_fail("bench", a.pool_wait);
   diag::BenchOptions bench = a.bench;
   if (!a.unpad_mask.empty()) {
     bench.unpadded = true;
@@ -108,9 +100,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--repeat", a->bench.repeat, "timed runs (default 20)")->check(CLI::Range(1, 1000000));
   cmd->add_option("--warmup", a->bench.warmup, "untimed runs after the first (default 3)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", a->bench.seed, "seed of generated inputs (default 0)");
-  cmd->add_option("--threads", a->threads, "intra-op threads (default 0 = physical cores)");
-  cmd->add_option("--opt-level", a->opt_level, "graph optimization level 0|1|2 (default 2)")->check(CLI::Range(0, 2));
-  cmd->add_option("--disable-pass", a->disabled_passes, "skip a graph pass by name (repeatable)");
+  using glassbox::cli::SessionFlag;
+  glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kThreads, SessionFlag::kOptLevel, SessionFlag::kDisablePass,
+                                                     SessionFlag::kPrecision, SessionFlag::kWeightsCache, SessionFlag::kPoolWait});
   cmd->add_flag("--copy-initializers", a->copy_initializers,
                 "copy every weight into memory instead of viewing the mapped file (SessionOptions::map_initializers = false)");
   cmd->add_option("--sweep", a->sweep, "'opt-level': measure at every level and show the deviation from level 0 (default: off)");
@@ -128,9 +120,6 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--unpad-serial", a->unpad_serial,
                 "with --unpad-mask: one sequence at a time on all threads instead of one sequence per thread "
                 "(default: off)");
-  glassbox::cli::add_precision_option(cmd, a->precision);
-  glassbox::cli::add_weights_cache_option(cmd, a->weights_cache);
-  glassbox::cli::add_pool_wait_option(cmd, a->pool_wait);
   cmd->add_flag("--json", a->json, "print the stable JSON report (schema glassbox.bench/1; default: text)");
   cmd->callback([a] { bench_command(*a); });
 }

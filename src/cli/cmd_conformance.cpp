@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/cli_common.h"
+#include "cli/session_flags.h"
 #include "runtime/conformance.h"
 
 namespace {
@@ -13,8 +14,7 @@ struct ConformanceArgs {
   double atol = 1e-7;
   std::string exclude;
   bool strict = false;
-  int opt_level = glassbox::SessionOptions{}.opt_level;
-  int threads = 0;
+  glassbox::cli::SessionFlags session;
 };
 
 void conformance_command(const ConformanceArgs& a) {
@@ -22,8 +22,7 @@ void conformance_command(const ConformanceArgs& a) {
   runtime::ConformanceOptions opts;
   opts.rtol = a.rtol;
   opts.atol = a.atol;
-  opts.session.opt_level = a.opt_level;
-  opts.session.threads = a.threads;
+  a.session.apply(opts.session);
   if (!a.exclude.empty()) {
     auto ex = runtime::read_exclusion_file(a.exclude);
     if (!ex.ok()) cli::fail("conformance", ex.error());
@@ -62,7 +61,7 @@ void add_conformance_command(CLI::App& app) {
   cmd->add_option("--atol", a->atol, "absolute tolerance for floating-point outputs (default 1e-7, the ONNX backend's)");
   cmd->add_option("--exclude", a->exclude, "file of 'case_name reason' lines: these cases are skipped (counted as skipped)");
   cmd->add_flag("--strict", a->strict, "exit non-zero also when a case not on the exclusion list is UNSUPPORTED");
-  cmd->add_option("--opt-level", a->opt_level, "graph optimization level for every case (default 2)")->check(CLI::Range(0, 2));
-  cmd->add_option("--threads", a->threads, "intra-op threads (default 0 = physical cores)");
+  using glassbox::cli::SessionFlag;
+  glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kOptLevel, SessionFlag::kThreads});
   cmd->callback([a] { conformance_command(*a); });
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/cli_common.h"
+#include "cli/session_flags.h"
 #include "cli/serve_config.h"
 #include "diag/explain.h"
 #include "glassbox/pipeline.h"
@@ -12,10 +13,7 @@ namespace {
 
 struct ExplainArgs {
   std::string model, config;
-  std::optional<int> threads, opt_level;
-  std::string precision;  // empty: not given
-  std::optional<std::string> weights_cache;
-  std::string pool_wait;  // empty: not given
+  glassbox::cli::SessionFlags session;
   bool markdown = false, json = false;
   bool serve = false;
 };
@@ -59,26 +57,7 @@ void explain_command(const ExplainArgs& a) {
     Status s = diag::apply_config(j, opts);
     if (!s.ok()) cli::fail("explain", std::move(s).take_error().with_where(a.config));
   }
-  if (a.threads) {
-    opts.session.threads = *a.threads;
-    opts.sources["session.threads"] = "flag";
-  }
-  if (a.opt_level) {
-    opts.session.opt_level = *a.opt_level;
-    opts.sources["session.opt_level"] = "flag";
-  }
-  if (!a.precision.empty()) {
-    opts.session.precision = cli::precision_or_fail("explain", a.precision);
-    opts.sources["session.precision"] = "flag";
-  }
-  if (a.weights_cache) {
-    opts.session.weights_cache = *a.weights_cache;
-    opts.sources["session.weights_cache"] = "flag";
-  }
-  if (!a.pool_wait.empty()) {
-    opts.session.pool_wait = cli::pool_wait_or_fail("explain", a.pool_wait);
-    opts.sources["session.pool_wait"] = "flag";
-  }
+  a.session.apply(opts.session, &opts.sources);
   WeightsCacheReport cache;  // what this load found in the packed-weights cache
   std::vector<Derivation> decisions;  // a model directory: the pipeline decisions and where each came from
   std::vector<OpDecision> op_choices;  // what ops chose at load (tree layouts), with why
@@ -86,9 +65,7 @@ void explain_command(const ExplainArgs& a) {
   if (!a.model.empty() && std::filesystem::is_directory(a.model, ec)) {
     PipelineOptions po;
     po.session = opts.session;
-    if (!a.precision.empty()) po.precision = opts.session.precision;
-    if (a.weights_cache) po.weights_cache = *a.weights_cache;
-    if (!a.pool_wait.empty()) po.pool_wait = opts.session.pool_wait;
+    a.session.apply(po);
     auto pipeline = Pipeline::load(a.model, po);
     if (!pipeline.ok()) cli::fail("explain", pipeline.error());
     opts.session = pipeline->session().options();
@@ -156,15 +133,11 @@ void add_explain_command(CLI::App& app) {
                   "ONNX model: resolve derived values (threads) as `run` would; a model directory also prints the "
                   "pipeline decisions and where each came from (default: none)");
   cmd->add_option("--config", a->config, "JSON file {\"session\":{...},\"load\":{...},\"encode\":{...}} (default: none)");
-  cmd->add_option("--threads", a->threads, "as `run --threads` (default: option default)");
-  cmd->add_option("--opt-level", a->opt_level, "as `run --opt-level` (default: option default)");
-  glassbox::cli::add_precision_option(cmd, a->precision)
-      ->description("as `run --precision`; with a model, lists the ops that run in bf16 / int8 (default: option default)");
-  cmd->add_option("--weights-cache", a->weights_cache,
-                  "as `run --weights-cache`; with a model, shows whether this load hit, missed or rebuilt the cache "
-                  "and why (default: option default, or glassbox.json)");
-  glassbox::cli::add_pool_wait_option(cmd, a->pool_wait)
-      ->description("as `run --pool-wait` (default: option default, or glassbox.json)");
+  // With a model, --precision also lists the ops that run in bf16 / int8, and --weights-cache shows whether this
+  // load hit, missed or rebuilt the cache and why.
+  using glassbox::cli::SessionFlag;
+  glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kThreads, SessionFlag::kOptLevel, SessionFlag::kPrecision,
+                                                     SessionFlag::kWeightsCache, SessionFlag::kPoolWait});
   auto* md = cmd->add_flag("--markdown", a->markdown, "write the table as Markdown (docs/decisions.md is generated this way)");
   cmd->add_flag("--serve", a->serve, "also print the options of `glassbox serve` (a --config file may then hold \"server\")");
   cmd->add_flag("--json", a->json, "print JSON (schema glassbox.explain/1)")->excludes(md);

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/cli_common.h"
+#include "cli/session_flags.h"
 #include "diag/probe.h"
 
 void add_probe_command(CLI::App& app) {
@@ -13,7 +14,7 @@ void add_probe_command(CLI::App& app) {
   struct Args {
     std::string path;
     glassbox::diag::ProbeOptions probe;
-    int threads = 0;
+    glassbox::cli::SessionFlags session;
     bool json = false;
   };
   auto a = std::make_shared<Args>();
@@ -22,14 +23,14 @@ void add_probe_command(CLI::App& app) {
                   "longest sequence the model accepts (default: config.json max_position_embeddings, else unknown)");
   cmd->add_option("--base-length", a->probe.base_length, "sequence length of the batch-size cases (default 8)");
   cmd->add_option("--other-dim", a->probe.other_dim, "size of other dynamic dims such as image height/width (default 64)");
-  cmd->add_option("--threads", a->threads, "intra-op threads (default 0 = physical cores)");
+  glassbox::cli::add_session_flags(cmd, a->session, {glassbox::cli::SessionFlag::kThreads});
   cmd->add_option("--seed", a->probe.seed, "seed of generated inputs (default 0)");
   cmd->add_flag("!--no-text-cases", a->probe.text_cases,
                  "skip the tokenizer-driven text cases on a model directory (default: run them when tokenizer.json exists)");
   cmd->add_flag("--json", a->json, "print JSON (schema glassbox.probe/1; default: a table)");
   cmd->callback([a] {
     glassbox::SessionOptions opts;
-    opts.threads = a->threads;
+    a->session.apply(opts);
     auto r = glassbox::diag::probe_model(a->path, opts, a->probe);
     if (!r.ok()) glassbox::cli::fail("probe", r.error());
     if (a->json) std::cout << glassbox::diag::probe_to_json(*r).dump(2) << "\n";

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/cli_common.h"
+#include "cli/session_flags.h"
 #include "diag/explain.h"
 #include "glassbox/session.h"
 #include "runtime/numerics.h"
@@ -17,15 +18,10 @@ struct RunArgs {
   std::string model;
   std::vector<std::string> inputs;
   std::string output_dir = ".";
-  int threads = 0;
-  int opt_level = glassbox::SessionOptions{}.opt_level;
+  glassbox::cli::SessionFlags session;
   bool check_numerics = false;
-  std::vector<std::string> disabled_passes;
   int64_t memory_limit = glassbox::SessionOptions{}.memory_limit_bytes;
   bool log_passes = false;
-  std::string precision = "fp32";
-  std::string weights_cache;  // "" = off
-  std::string pool_wait = "auto";
 };
 
 // Strings are written as JSON strings (invalid UTF-8 replaced by U+FFFD: they are labels and categories).
@@ -81,14 +77,9 @@ glassbox::Result<nlohmann::json> write_output(const glassbox::NamedValue& o, con
 void run_command(const RunArgs& a) {
   using namespace glassbox;
   SessionOptions opts;
-  opts.threads = a.threads;
-  opts.opt_level = a.opt_level;
-  opts.disabled_passes = a.disabled_passes;
+  a.session.apply(opts);
   opts.memory_limit_bytes = a.memory_limit;
   opts.log_passes = a.log_passes;
-  opts.precision = cli::precision_or_fail("run", a.precision);
-  opts.weights_cache = a.weights_cache;
-  opts.pool_wait = cli::pool_wait_or_fail("run", a.pool_wait);
   auto session = Session::load(a.model, opts);
   if (!session.ok()) cli::fail("run", session.error());
   if (a.check_numerics) session->set_observer(runtime::make_numerics_checker());
@@ -123,7 +114,7 @@ void run_command(const RunArgs& a) {
   summary["precision"] = precision_name(session->options().precision);
   summary["nodes"] = session->node_count();
   summary["peak_bytes"] = stats.peak_bytes;
-  if (!a.weights_cache.empty()) summary["weights_cache"] = diag::weights_cache_to_json(session->weights_cache_report());
+  if (!session->options().weights_cache.empty()) summary["weights_cache"] = diag::weights_cache_to_json(session->weights_cache_report());
   std::cout << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
@@ -135,15 +126,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("model", a->model, "ONNX model file")->required();
   cmd->add_option("--input", a->inputs, "NAME=FILE: a model input from an ONNX TensorProto (.pb) or NumPy (.npy) file; repeat per input");
   cmd->add_option("--output-dir", a->output_dir, "where output_<i>.pb and output_<i>.npy are written (default: current directory)");
-  cmd->add_option("--threads", a->threads, "intra-op threads (default 0 = physical cores)");
-  cmd->add_option("--opt-level", a->opt_level, "0 = run the graph exactly as written, 1 = fold/remove, 2 = 1 + shape folding (default 2)")
-      ->check(CLI::Range(0, 2));
   cmd->add_flag("--check-numerics", a->check_numerics, "stop at the first node that produces NaN/Inf and name it");
-  cmd->add_option("--disable-pass", a->disabled_passes, "skip a graph pass by name (repeatable); see `glassbox ops --passes`");
   cmd->add_option("--memory-limit", a->memory_limit, "bytes the tensors of one run may occupy at once (default 16 GiB)");
   cmd->add_flag("--log-passes", a->log_passes, "print what each graph pass changed to stderr");
-  glassbox::cli::add_precision_option(cmd, a->precision);
-  glassbox::cli::add_weights_cache_option(cmd, a->weights_cache);
-  glassbox::cli::add_pool_wait_option(cmd, a->pool_wait);
+  using glassbox::cli::SessionFlag;
+  glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kThreads, SessionFlag::kOptLevel, SessionFlag::kDisablePass,
+                                                     SessionFlag::kPrecision, SessionFlag::kWeightsCache, SessionFlag::kPoolWait});
   cmd->callback([a] { run_command(*a); });
 }

@@ -4,15 +4,14 @@
 #include <string>
 
 #include "cli/serve_config.h"
+#include "cli/session_flags.h"
 
 namespace {
 
 struct ServeArgs {
   glassbox::server::ServeConfig config;
   std::string config_file;
-  std::optional<glassbox::Precision> precision;  // --precision: over the config file's session.precision
-  std::optional<std::string> weights_cache;      // --weights-cache: over the config file's session.weights_cache
-  std::optional<glassbox::PoolWait> pool_wait;   // --pool-wait: over the config file's session.pool_wait
+  glassbox::cli::SessionFlags session;  // --precision, --weights-cache, --pool-wait: over the config file and glassbox.json
 };
 
 template <class T>
@@ -55,17 +54,8 @@ void add_serve_command(CLI::App& app) {
   add_server_flag(cmd, *a, "--max-queue-delay-ms", "max_queue_delay_ms", s.max_queue_delay_ms, "wait for a fuller batch");
   add_server_flag(cmd, *a, "--default-timeout-ms", "default_timeout_ms", s.default_timeout_ms, "deadline of requests that send none (0 = none)");
   add_server_flag(cmd, *a, "--saturation-threshold", "saturation_threshold", s.saturation_threshold, "top-1 probability counted as saturated");
-  cmd->add_option_function<std::string>("--precision", [a](const std::string& v) {
-       a->precision = glassbox::cli::precision_or_fail("serve", v);
-     }, "fp32 | bf16 | int8-dynamic: arithmetic of the GEMMs on constant weights of every model, over the --config "
-        "file and each model's glassbox.json (SessionOptions::precision; default fp32, `glassbox explain` says why)");
-  cmd->add_option_function<std::string>("--weights-cache", [a](const std::string& v) { a->weights_cache = v; },
-     "DIR: packed-weights cache of every model, over glassbox.json (SessionOptions::weights_cache; default off, "
-     "`glassbox explain` says why)");
-  cmd->add_option_function<std::string>("--pool-wait", [a](const std::string& v) {
-       a->pool_wait = glassbox::cli::pool_wait_or_fail("serve", v);
-     }, "auto | spin | sleep: how idle pool threads wait for the next op during a run, every model, over the --config "
-        "file and glassbox.json (SessionOptions::pool_wait; default auto, `glassbox explain` says why)");
+  using glassbox::cli::SessionFlag;  // every model's session; --threads above is the server's own (ServerOptions)
+  glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kPrecision, SessionFlag::kWeightsCache, SessionFlag::kPoolWait});
   cmd->add_flag_function("--access-log", [a](int64_t) {
        a->config.server.access_log = true;
        a->config.sources["server.access_log"] = "flag";
@@ -82,18 +72,7 @@ void add_serve_command(CLI::App& app) {
       if (!a->config.server.model_dirs.empty()) from_file.server.model_dirs = a->config.server.model_dirs;
       config = from_file;
     }
-    if (a->precision) {
-      config.session.precision = *a->precision;
-      config.sources["session.precision"] = "flag";
-    }
-    if (a->weights_cache) {
-      config.session.weights_cache = *a->weights_cache;
-      config.sources["session.weights_cache"] = "flag";
-    }
-    if (a->pool_wait) {
-      config.session.pool_wait = *a->pool_wait;
-      config.sources["session.pool_wait"] = "flag";
-    }
+    a->session.apply(config.session, &config.sources);
     auto code = server::serve(config);
     if (!code.ok()) cli::fail("serve", code.error());
     if (*code != 0) throw CLI::RuntimeError(*code);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/cli_common.h"
+#include "cli/session_flags.h"
 #include "core/jsonl.h"
 #include "glassbox/pipeline.h"
 
@@ -25,10 +26,7 @@ struct TextArgs {
   std::string model_dir;                // --model
   std::optional<std::string> truncation;
   std::optional<int64_t> batch;
-  int threads = 0;
-  std::string precision;  // empty: glassbox.json, else fp32
-  std::optional<std::string> weights_cache;  // unset: glassbox.json, else off
-  std::string pool_wait;                     // empty: glassbox.json, else auto
+  SessionFlags session;  // unset flags: glassbox.json, else the option's default
 };
 
 inline void add_text_options(CLI::App* cmd, TextArgs& a) {
@@ -39,16 +37,8 @@ inline void add_text_options(CLI::App* cmd, TextArgs& a) {
   cmd->add_option("--truncation", a.truncation,
                   "none|longest_first|only_first|only_second (default: glassbox.json, else none = overlong input is an error)");
   cmd->add_option("--batch", a.batch, "texts per model run (default: glassbox.json batch_size, else 8)");
-  cmd->add_option("--threads", a.threads, "intra-op threads (default 0 = physical cores)");
-  add_precision_option(cmd, a.precision)->description(
-      "fp32 | bf16 | int8-dynamic: arithmetic of the GEMMs on constant weights; bf16 and int8-dynamic change "
-      "outputs, measure with `glassbox accuracy` (default: glassbox.json \"precision\", else fp32)");
-  cmd->add_option("--weights-cache", a.weights_cache,
-                  "DIR: packed-weights cache (written after the first run, mapped on later loads; \"\" = off) "
-                  "(default: glassbox.json \"weights_cache\", else off)");
-  add_pool_wait_option(cmd, a.pool_wait)->description(
-      "auto | spin | sleep: how idle pool threads wait for the next op during a run (default: glassbox.json "
-      "\"pool_wait\", else auto = poll up to 200 us only while the machine has an idle core)");
+  add_session_flags(cmd, a.session, {SessionFlag::kThreads, SessionFlag::kPrecision, SessionFlag::kWeightsCache,
+                                     SessionFlag::kPoolWait});
 }
 
 // Splits positional args into the model directory and the texts.
@@ -98,12 +88,9 @@ inline std::vector<PipelineInput> read_jsonl_stdin(const std::string& verb) {
 inline Pipeline load_pipeline(const std::string& verb, TextArgs& a, std::vector<PipelineInput>& texts) {
   const std::string dir = resolve_model_dir(a, texts);
   PipelineOptions opts;
-  opts.session.threads = a.threads;
+  a.session.apply(opts);
   opts.truncation = a.truncation;
   opts.batch_size = a.batch;
-  if (!a.precision.empty()) opts.precision = precision_or_fail(verb, a.precision);
-  opts.weights_cache = a.weights_cache;
-  if (!a.pool_wait.empty()) opts.pool_wait = pool_wait_or_fail(verb, a.pool_wait);
   auto p = Pipeline::load(dir, opts);
   if (!p.ok()) fail(verb, p.error());
   if (texts.empty()) texts = read_jsonl_stdin(verb);

@@ -263,6 +263,13 @@ std::vector<OptionExplanation> explain_options(const EffectiveOptions& o) {
   return rows;
 }
 
+std::optional<OptionDoc> session_option_doc(const std::string& name) {
+  static const SessionOptions defaults;
+  for (const auto& f : session_fields())
+    if (name == f.name) return OptionDoc{f.get(defaults), f.reason, f.risk};
+  return std::nullopt;
+}
+
 std::vector<OptionExplanation> explain_process_options() {
   std::vector<OptionExplanation> rows;
   std::map<std::string, std::string> sources;

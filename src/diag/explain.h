@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -40,6 +41,14 @@ struct EffectiveOptions {
 Status apply_config(const nlohmann::json& config, EffectiveOptions& options);
 
 std::vector<OptionExplanation> explain_options(const EffectiveOptions& options);
+// One SessionOptions field's table entry (default as text, reason, risk): what the CLI's session flags
+// print as their help, so --help and explain say the same. nullopt for an unknown field name.
+struct OptionDoc {
+  std::string default_value;
+  std::string reason;
+  std::string risk;
+};
+std::optional<OptionDoc> session_option_doc(const std::string& name);
 // The CLI process's own settings (glassbox/process.h), as the CLI applied them; a library
 // user's explain has no such rows (the library never changes its host's allocator).
 std::vector<OptionExplanation> explain_process_options();
