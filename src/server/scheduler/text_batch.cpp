@@ -1,6 +1,8 @@
 // Token-budget batching of text work: texts of waiting requests (same model, task and
 // normalize) fill one engine run up to max_batch_tokens real tokens and max_batch_size texts.
 #include <chrono>
+#include <functional>
+#include <map>
 
 #include "server/log.h"
 #include "server/scheduler/pending.h"
@@ -54,6 +56,13 @@ struct Slot {
   size_t index;
 };
 
+// One engine run's texts and, for each, the request and position it answers.
+struct TextBatch {
+  std::vector<EncodedText> texts;
+  std::vector<Slot> slots;
+  int64_t tokens = 0;
+};
+
 Result<TextResults> run_engine(const LoadedModel& m, const TextJob& job, const std::vector<EncodedText>& batch, BatchStats* stats) {
   TextResults r;
   if (job.task == PipelineTask::kClassify) {
@@ -84,8 +93,96 @@ void record_predictions(Metrics* metrics, const LoadedModel& m, const TextResult
   }
 }
 
+// Takes texts from the candidates in queue order until the batch is full (max_batch_tokens real tokens,
+// max_batch_size texts); encodes each request on first use and records its queue time when it starts.
+TextBatch fill_text_batch(const std::vector<std::shared_ptr<Scheduler::Pending>>& cands, const SchedulerOptions& options,
+                          Metrics* metrics, const std::function<bool(const std::shared_ptr<Scheduler::Pending>&)>& dead) {
+  TextBatch b;
+  const auto now = Clock::now();
+  auto full = [&](int64_t more) {
+    return !b.texts.empty() && (b.tokens + more > options.max_batch_tokens ||
+                                static_cast<int>(b.texts.size()) >= options.max_batch_size);
+  };
+  for (const auto& c : cands) {
+    if (dead(c)) continue;
+    if (!c->encoded) encode_texts(*c, metrics);
+    while (!c->finished && c->next < c->texts.size()) {
+      const int64_t len = static_cast<int64_t>(c->texts[c->next].encoding.size());
+      if (full(len)) break;
+      if (!c->started) {
+        c->started = true;
+        const double waited = std::chrono::duration<double>(now - c->enqueued).count();
+        metrics->observe("glassbox_queue_duration_seconds", model_labels(*c->item.model), waited);
+        if (c->item.meta) c->item.meta->queue_s = waited;
+      }
+      b.tokens += len;
+      b.texts.push_back(std::move(c->texts[c->next]));
+      b.slots.push_back({c, c->next});
+      ++c->next;
+    }
+    if (!b.texts.empty() && (b.tokens >= options.max_batch_tokens || static_cast<int>(b.texts.size()) >= options.max_batch_size))
+      break;
+  }
+  return b;
+}
+
+// Gives each text's result (or error) to the request it belongs to; a request is answered when its last
+// text is. Returns how many requests the batch served.
+size_t distribute_results(TextBatch& b, const TextJob& first, const Result<TextResults>& r,
+                          const std::vector<Result<TextResults>>& per_text, double seconds) {
+  std::map<Scheduler::Pending*, size_t> items_in_batch;
+  for (size_t i = 0; i < b.slots.size(); ++i) {
+    Scheduler::Pending& owner = *b.slots[i].owner;
+    ++items_in_batch[&owner];
+    if (owner.item.meta) {
+      owner.item.meta->compute_s += seconds;
+      owner.item.meta->batch_size = std::max<int64_t>(owner.item.meta->batch_size, static_cast<int64_t>(b.texts.size()));
+    }
+    const Result<TextResults>& mine = per_text.empty() ? r : per_text[i];
+    if (!mine.ok()) {
+      finish(owner, mine.error());
+      continue;
+    }
+    const size_t at = per_text.empty() ? i : 0;
+    if (first.task == PipelineTask::kClassify) owner.results.classes[b.slots[i].index] = mine->classes[at];
+    else owner.results.embeddings[b.slots[i].index] = mine->embeddings[at];
+    if (--owner.remaining == 0) finish(owner, std::move(owner.results));
+  }
+  return items_in_batch.size();
+}
+
+// The engine run of one batch; when it fails with several texts, each text runs alone so one text's failure
+// (NaN, an engine error) does not fail the texts batched with it.
+struct BatchService {
+  double seconds = 0;  // engine time of the batch
+  size_t items = 0;    // requests it served
+};
+BatchService run_text_batch(const LoadedModel& m, const TextJob& first, TextBatch& batch, const SchedulerOptions& options,
+                            Metrics* metrics) {
+  BatchStats stats;
+  const auto t0 = Clock::now();
+  Result<TextResults> r = run_engine(m, first, batch.texts, &stats);
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  record_run(metrics, m, stats, seconds);
+  std::vector<Result<TextResults>> per_text;
+  if (!r.ok() && batch.texts.size() > 1) {
+    for (size_t i = 0; i < batch.texts.size(); ++i) {
+      BatchStats one;
+      per_text.push_back(run_engine(m, first, {batch.texts[i]}, &one));
+      record_run(metrics, m, one, 0);
+    }
+  }
+  if (r.ok()) record_predictions(metrics, m, *r, options.saturation_threshold);
+  const size_t items = distribute_results(batch, first, r, per_text, seconds);
+  for (const auto& pt : per_text)
+    if (pt.ok()) record_predictions(metrics, m, pt.value(), options.saturation_threshold);
+  return {seconds, items};
+}
+
 }  // namespace
 
+// Runs one text batch led by `head`. Called by the dispatcher with `lock` held; returns with it held.
+// The queue is read and pruned under the lock; encoding and the engine run happen outside it.
 void Scheduler::run_text(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Pending>& head) {
   wait_for_more(lock, head);
   std::vector<std::shared_ptr<Pending>> cands;
@@ -95,77 +192,17 @@ void Scheduler::run_text(std::unique_lock<std::mutex>& lock, const std::shared_p
     if (static_cast<int>(cands.size()) >= options_.max_batch_size) break;
   }
   lock.unlock();
-  const LoadedModel& m = *head->item.model;
-  const TextJob& first = std::get<TextJob>(head->item.job);
-  std::vector<EncodedText> batch;
-  std::vector<Slot> slots;
-  int64_t tokens = 0;
-  const auto now = Clock::now();
-  for (const auto& c : cands) {
-    if (drop_if_dead(c)) continue;
-    if (!c->encoded) encode_texts(*c, metrics_);
-    while (!c->finished && c->next < c->texts.size()) {
-      const int64_t len = static_cast<int64_t>(c->texts[c->next].encoding.size());
-      const bool full = !batch.empty() && (tokens + len > options_.max_batch_tokens ||
-                                           static_cast<int>(batch.size()) >= options_.max_batch_size);
-      if (full) break;
-      if (!c->started) {
-        c->started = true;
-        const double waited = std::chrono::duration<double>(now - c->enqueued).count();
-        metrics_->observe("glassbox_queue_duration_seconds", model_labels(m), waited);
-        if (c->item.meta) c->item.meta->queue_s = waited;
-      }
-      tokens += len;
-      batch.push_back(std::move(c->texts[c->next]));
-      slots.push_back({c, c->next});
-      ++c->next;
-    }
-    if (!batch.empty() && (tokens >= options_.max_batch_tokens || static_cast<int>(batch.size()) >= options_.max_batch_size)) break;
-  }
+  TextBatch batch = fill_text_batch(cands, options_, metrics_, [this](const auto& c) { return drop_if_dead(c); });
   lock.lock();
   for (const auto& c : cands)
     if (c->finished || (c->encoded && c->next >= c->texts.size())) remove(c);
   lock.unlock();
-  if (!batch.empty()) {
-    BatchStats stats;
-    const auto t0 = Clock::now();
-    Result<TextResults> r = run_engine(m, first, batch, &stats);
-    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    record_run(metrics_, m, stats, seconds);
-    std::vector<Result<TextResults>> per_text;
-    if (!r.ok() && batch.size() > 1) {
-      // One text's failure (NaN, an engine error) must not fail the texts batched with it: run each alone.
-      for (size_t i = 0; i < batch.size(); ++i) {
-        BatchStats one;
-        per_text.push_back(run_engine(m, first, {batch[i]}, &one));
-        record_run(metrics_, m, one, 0);
-      }
-    }
-    if (r.ok()) record_predictions(metrics_, m, *r, options_.saturation_threshold);
-    std::map<Pending*, size_t> items_in_batch;
-    for (size_t i = 0; i < slots.size(); ++i) {
-      Pending& owner = *slots[i].owner;
-      ++items_in_batch[&owner];
-      if (owner.item.meta) {
-        owner.item.meta->compute_s += seconds;
-        owner.item.meta->batch_size = std::max<int64_t>(owner.item.meta->batch_size, static_cast<int64_t>(batch.size()));
-      }
-      const Result<TextResults>& mine = per_text.empty() ? r : per_text[i];
-      if (!mine.ok()) {
-        finish(owner, mine.error());
-        continue;
-      }
-      const size_t at = per_text.empty() ? i : 0;
-      if (first.task == PipelineTask::kClassify) owner.results.classes[slots[i].index] = mine->classes[at];
-      else owner.results.embeddings[slots[i].index] = mine->embeddings[at];
-      if (--owner.remaining == 0) finish(owner, std::move(owner.results));
-    }
-    if (!per_text.empty())
-      for (const auto& pt : per_text)
-        if (pt.ok()) record_predictions(metrics_, m, pt.value(), options_.saturation_threshold);
-    note_service(m.name, seconds, items_in_batch.size());
+  if (!batch.texts.empty()) {
+    const LoadedModel& m = *head->item.model;
+    const BatchService served = run_text_batch(m, std::get<TextJob>(head->item.job), batch, options_, metrics_);
+    note_service(m.name, served.seconds, served.items);
   }
-  slots.clear();
+  batch = {};
   cands.clear();  // model versions are released outside the lock
   lock.lock();
 }
