@@ -65,11 +65,13 @@ int64_t product(const Shape& s, size_t from) {
   return p;
 }
 
-}  // namespace
+// The batch as the mask says: each row's real length and the length it runs at (rounded up to the multiple).
+struct RowPlan {
+  int64_t batch = 0, seq = 0;
+  std::vector<int64_t> len, cut;
+};
 
-Result<std::vector<NamedTensor>> Session::run_unpadded(const std::vector<NamedTensor>& inputs, const UnpadOptions& unpad,
-                                                       RunStats* stats) const {
-  const auto t0 = std::chrono::steady_clock::now();
+Result<RowPlan> plan_rows(const std::vector<NamedTensor>& inputs, const UnpadOptions& unpad) {
   if (unpad.length_multiple < 1)
     return make_error(ErrorCode::kInvalidArgument,
                       "UnpadOptions::length_multiple is " + std::to_string(unpad.length_multiple) + ", must be >= 1");
@@ -84,24 +86,31 @@ Result<std::vector<NamedTensor>> Session::run_unpadded(const std::vector<NamedTe
     return make_error(ErrorCode::kInvalidArgument,
                       "mask input '" + mask->name + "' is " + dtype_name(m.dtype()) + shape_to_string(m.shape()) +
                           ", run_unpadded needs a [batch, sequence] tensor with data");
-  const int64_t batch = m.shape()[0], seq = m.shape()[1];
-  if (batch == 0 || seq == 0)
+  RowPlan plan;
+  plan.batch = m.shape()[0];
+  plan.seq = m.shape()[1];
+  if (plan.batch == 0 || plan.seq == 0)
     return make_error(ErrorCode::kInvalidArgument, "mask input '" + mask->name + "' is empty " + shape_to_string(m.shape()));
-  std::vector<int64_t> len(batch), cut(batch);
-  GB_RETURN_IF_ERROR(mask_lengths(m, mask->name, len));
-  for (int64_t b = 0; b < batch; ++b)
-    cut[b] = std::min(seq, (len[b] + unpad.length_multiple - 1) / unpad.length_multiple * unpad.length_multiple);
+  plan.len.resize(plan.batch);
+  plan.cut.resize(plan.batch);
+  GB_RETURN_IF_ERROR(mask_lengths(m, mask->name, plan.len));
+  for (int64_t b = 0; b < plan.batch; ++b)
+    plan.cut[b] = std::min(plan.seq, (plan.len[b] + unpad.length_multiple - 1) / unpad.length_multiple * unpad.length_multiple);
+  return plan;
+}
 
-  // Per-sequence inputs: zero-copy views of the rows.
-  std::vector<std::vector<NamedTensor>> rows(batch);
+// Per-sequence inputs: zero-copy views of the rows ([batch, seq, ...] cut to the row's length, [batch, ...] one
+// row); anything else (scalars, weights fed as inputs) goes to every sequence as is.
+Result<std::vector<std::vector<NamedTensor>>> split_rows(const std::vector<NamedTensor>& inputs, const RowPlan& plan) {
+  std::vector<std::vector<NamedTensor>> rows(plan.batch);
   for (const auto& nt : inputs) {
     const Tensor& t = nt.tensor;
     if (t.numel() > 0 && !t.raw())
       return make_error(ErrorCode::kInvalidArgument, "input '" + nt.name + "' has no data");
-    const bool tokens = t.rank() >= 2 && t.shape()[0] == batch && t.shape()[1] == seq;
-    const bool per_row = !tokens && t.rank() >= 1 && t.shape()[0] == batch;
+    const bool tokens = t.rank() >= 2 && t.shape()[0] == plan.batch && t.shape()[1] == plan.seq;
+    const bool per_row = !tokens && t.rank() >= 1 && t.shape()[0] == plan.batch;
     const size_t esize = dtype_size(t.dtype());
-    for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t b = 0; b < plan.batch; ++b) {
       if (!tokens && !per_row) {
         rows[b].push_back(nt);
         continue;
@@ -110,8 +119,8 @@ Result<std::vector<NamedTensor>> Session::run_unpadded(const std::vector<NamedTe
       shape[0] = 1;
       size_t offset = t.byte_offset();
       if (tokens) {
-        shape[1] = cut[b];
-        offset += static_cast<size_t>(b * seq * product(t.shape(), 2)) * esize;
+        shape[1] = plan.cut[b];
+        offset += static_cast<size_t>(b * plan.seq * product(t.shape(), 2)) * esize;
       } else {
         offset += static_cast<size_t>(b * product(t.shape(), 1)) * esize;
       }
@@ -119,12 +128,90 @@ Result<std::vector<NamedTensor>> Session::run_unpadded(const std::vector<NamedTe
       rows[b].push_back({nt.name, std::move(v)});
     }
   }
+  return rows;
+}
+
+using SequenceResults = std::vector<std::optional<Result<std::vector<NamedTensor>>>>;
+
+// Output i of every sequence back in batch form: [1, cut, ...] -> [batch, seq, ...] (0 at padding), or one
+// shape [1, ...] for all -> [batch, ...].
+Result<Tensor> assemble_output(const TensorSpec& spec, size_t i, const SequenceResults& results, const RowPlan& plan) {
+  const int64_t batch = plan.batch;
+  auto piece = [&](int64_t b) -> const Tensor& { return results[b]->value()[i].tensor; };
+  const std::string& name = spec.name;
+  const Tensor& first = piece(0);
+  for (int64_t b = 0; b < batch; ++b)
+    if (piece(b).rank() < 1 || piece(b).shape()[0] != 1 || piece(b).dtype() != first.dtype() ||
+        (piece(b).numel() > 0 && !piece(b).raw()))
+      return make_error(ErrorCode::kUnsupported,
+                        "output '" + name + "' is " + dtype_name(piece(b).dtype()) + shape_to_string(piece(b).shape()) +
+                            " for sequence " + std::to_string(b) + "; run_unpadded assembles outputs whose first dim is the batch",
+                        {}, "use Session::run() for this model");
+  // A declared fixed dim 1 (logits [batch, 2], pooled [batch, 768]) is never the sequence.
+  const bool fixed_dim1 = spec.has_shape && spec.dims.size() >= 2 && spec.dims[1] >= 0;
+  bool tokens = !fixed_dim1 && first.rank() >= 2;
+  bool same = true;
+  for (int64_t b = 0; b < batch; ++b) {
+    const Shape& s = piece(b).shape();
+    if (tokens && (s.size() != first.shape().size() || s[1] != plan.cut[b] ||
+                   !std::equal(s.begin() + 2, s.end(), first.shape().begin() + 2)))
+      tokens = false;
+    if (s != first.shape()) same = false;
+  }
+  if (!tokens && !same)
+    return make_error(ErrorCode::kUnsupported,
+                      "output '" + name + "' is " + shape_to_string(first.shape()) + " for sequence 0 (length " +
+                          std::to_string(plan.cut[0]) + ") but " + shape_to_string(piece(batch - 1).shape()) +
+                          " for sequence " + std::to_string(batch - 1) + " (length " + std::to_string(plan.cut[batch - 1]) +
+                          "): neither [1, length, ...] nor one shape for all sequences",
+                      {}, "use Session::run() for this model");
+  Shape shape = first.shape();
+  shape[0] = batch;
+  if (tokens) shape[1] = plan.seq;
+  GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(first.dtype(), shape));  // zero-filled
+  const size_t esize = dtype_size(first.dtype());
+  char* dst = static_cast<char*>(t.mutable_raw());
+  for (int64_t b = 0; b < batch; ++b) {
+    const Tensor& p = piece(b);
+    if (tokens) {
+      const size_t row = static_cast<size_t>(product(p.shape(), 2)) * esize;
+      if (plan.len[b] > 0 && row > 0)
+        std::memcpy(dst + static_cast<size_t>(b * plan.seq) * row, p.raw(), static_cast<size_t>(plan.len[b]) * row);
+    } else if (p.nbytes() > 0) {
+      std::memcpy(dst + static_cast<size_t>(b) * p.nbytes(), p.raw(), p.nbytes());
+    }
+  }
+  return t;
+}
+
+// The batch's stats: the largest arena and peak of one sequence, nodes summed.
+RunStats sum_stats(const std::vector<RunStats>& row_stats, std::chrono::steady_clock::time_point t0) {
+  RunStats stats;
+  stats.used_memory_plan = true;
+  for (const auto& s : row_stats) {
+    stats.arena_bytes = std::max(stats.arena_bytes, s.arena_bytes);
+    stats.peak_bytes = std::max(stats.peak_bytes, s.peak_bytes);
+    stats.used_memory_plan = stats.used_memory_plan && s.used_memory_plan;
+    stats.nodes_executed += s.nodes_executed;
+  }
+  stats.elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+  return stats;
+}
+
+}  // namespace
+
+Result<std::vector<NamedTensor>> Session::run_unpadded(const std::vector<NamedTensor>& inputs, const UnpadOptions& unpad,
+                                                       RunStats* stats) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  GB_ASSIGN_OR_RETURN(const RowPlan plan, plan_rows(inputs, unpad));
+  GB_ASSIGN_OR_RETURN(auto rows, split_rows(inputs, plan));
+  const int64_t batch = plan.batch;
 
   // Longest first: with sequences in parallel, the last one to start is a short one.
   std::vector<int64_t> order(batch);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return cut[a] > cut[b]; });
-  std::vector<std::optional<Result<std::vector<NamedTensor>>>> results(batch);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return plan.cut[a] > plan.cut[b]; });
+  SequenceResults results(batch);
   std::vector<RunStats> row_stats(batch);
   ThreadPool& pool = runtime::session_pool(*impl_);
   // An observer is not promised to be thread-safe: with one attached, one sequence at a time.
@@ -146,68 +233,14 @@ Result<std::vector<NamedTensor>> Session::run_unpadded(const std::vector<NamedTe
   for (int64_t b = 0; b < batch; ++b)
     if (results[b] && !results[b]->ok())
       return std::move(*results[b]).take_error().with_where("run_unpadded: sequence " + std::to_string(b) + " (length " +
-                                                            std::to_string(len[b]) + ")");
-
-  // Assemble: [1, cut, ...] -> [batch, seq, ...] (0 at padding); [1, ...] -> [batch, ...].
+                                                            std::to_string(plan.len[b]) + ")");
   std::vector<NamedTensor> out;
   const auto& specs = outputs();
   for (size_t i = 0; i < specs.size(); ++i) {
-    auto piece = [&](int64_t b) -> const Tensor& { return (**results[b])[i].tensor; };
-    const std::string& name = specs[i].name;
-    const Tensor& first = piece(0);
-    for (int64_t b = 0; b < batch; ++b)
-      if (piece(b).rank() < 1 || piece(b).shape()[0] != 1 || piece(b).dtype() != first.dtype() ||
-          (piece(b).numel() > 0 && !piece(b).raw()))
-        return make_error(ErrorCode::kUnsupported,
-                          "output '" + name + "' is " + dtype_name(piece(b).dtype()) + shape_to_string(piece(b).shape()) +
-                              " for sequence " + std::to_string(b) + "; run_unpadded assembles outputs whose first dim is the batch",
-                          {}, "use Session::run() for this model");
-    // A declared fixed dim 1 (logits [batch, 2], pooled [batch, 768]) is never the sequence.
-    const bool fixed_dim1 = specs[i].has_shape && specs[i].dims.size() >= 2 && specs[i].dims[1] >= 0;
-    bool tokens = !fixed_dim1 && first.rank() >= 2;
-    bool same = true;
-    for (int64_t b = 0; b < batch; ++b) {
-      const Shape& s = piece(b).shape();
-      if (tokens && (s.size() != first.shape().size() || s[1] != cut[b] ||
-                     !std::equal(s.begin() + 2, s.end(), first.shape().begin() + 2)))
-        tokens = false;
-      if (s != first.shape()) same = false;
-    }
-    if (!tokens && !same)
-      return make_error(ErrorCode::kUnsupported,
-                        "output '" + name + "' is " + shape_to_string(first.shape()) + " for sequence 0 (length " +
-                            std::to_string(cut[0]) + ") but " + shape_to_string(piece(batch - 1).shape()) + " for sequence " +
-                            std::to_string(batch - 1) + " (length " + std::to_string(cut[batch - 1]) +
-                            "): neither [1, length, ...] nor one shape for all sequences",
-                        {}, "use Session::run() for this model");
-    Shape shape = first.shape();
-    shape[0] = batch;
-    if (tokens) shape[1] = seq;
-    GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(first.dtype(), shape));  // zero-filled
-    const size_t esize = dtype_size(first.dtype());
-    char* dst = static_cast<char*>(t.mutable_raw());
-    for (int64_t b = 0; b < batch; ++b) {
-      const Tensor& p = piece(b);
-      if (tokens) {
-        const size_t row = static_cast<size_t>(product(p.shape(), 2)) * esize;
-        if (len[b] > 0 && row > 0) std::memcpy(dst + static_cast<size_t>(b * seq) * row, p.raw(), static_cast<size_t>(len[b]) * row);
-      } else if (p.nbytes() > 0) {
-        std::memcpy(dst + static_cast<size_t>(b) * p.nbytes(), p.raw(), p.nbytes());
-      }
-    }
-    out.push_back({name, std::move(t)});
+    GB_ASSIGN_OR_RETURN(Tensor t, assemble_output(specs[i], i, results, plan));
+    out.push_back({specs[i].name, std::move(t)});
   }
-  if (stats) {
-    *stats = RunStats{};
-    stats->used_memory_plan = true;
-    for (const auto& s : row_stats) {
-      stats->arena_bytes = std::max(stats->arena_bytes, s.arena_bytes);
-      stats->peak_bytes = std::max(stats->peak_bytes, s.peak_bytes);
-      stats->used_memory_plan = stats->used_memory_plan && s.used_memory_plan;
-      stats->nodes_executed += s.nodes_executed;
-    }
-    stats->elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
-  }
+  if (stats) *stats = sum_stats(row_stats, t0);
   return out;
 }
 
