@@ -381,11 +381,25 @@ class BpeModel : public Model {
 };
 
 // ---------------- WordPiece ----------------
-class WordPieceModel : public Model {
+// A vocabulary with one unknown token (WordPiece, WordLevel): the id/token lookups both share.
+class VocabModel : public Model {
  public:
   Vocab vocab;
   std::vector<std::string> rev;
-  std::string unk_token = "[UNK]", prefix = "##";
+  std::string unk_token;
+  explicit VocabModel(std::string unk) : unk_token(std::move(unk)) {}
+  std::optional<std::uint32_t> token_to_id(std::string_view t) const override { return lookup(vocab, t); }
+  const std::string* id_to_token(std::uint32_t id) const override {
+    return id < rev.size() && lookup(vocab, rev[id]) == id ? &rev[id] : nullptr;
+  }
+  std::size_t vocab_size() const override { return vocab.size(); }
+  std::optional<std::uint32_t> unknown_id() const override { return lookup(vocab, unk_token); }
+};
+
+class WordPieceModel : public VocabModel {
+ public:
+  WordPieceModel() : VocabModel("[UNK]") {}
+  std::string prefix = "##";
   std::size_t max_chars = 100;
   std::size_t max_token_bytes = 0;
 
@@ -467,20 +481,12 @@ class WordPieceModel : public Model {
     }
     return Status();
   }
-  std::optional<std::uint32_t> token_to_id(std::string_view t) const override { return lookup(vocab, t); }
-  const std::string* id_to_token(std::uint32_t id) const override {
-    return id < rev.size() && lookup(vocab, rev[id]) == id ? &rev[id] : nullptr;
-  }
-  std::size_t vocab_size() const override { return vocab.size(); }
-  std::optional<std::uint32_t> unknown_id() const override { return lookup(vocab, unk_token); }
 };
 
 // ---------------- WordLevel ----------------
-class WordLevelModel : public Model {
+class WordLevelModel : public VocabModel {
  public:
-  Vocab vocab;
-  std::vector<std::string> rev;
-  std::string unk_token = "<unk>";
+  WordLevelModel() : VocabModel("<unk>") {}
   Status tokenize(std::string_view text, std::vector<Token>& out) const override {
     auto id = lookup(vocab, text);
     if (id) {
@@ -496,12 +502,6 @@ class WordLevelModel : public Model {
     out.push_back(Token{*uid, unk_token, 0, static_cast<std::uint32_t>(text.size())});
     return Status();
   }
-  std::optional<std::uint32_t> token_to_id(std::string_view t) const override { return lookup(vocab, t); }
-  const std::string* id_to_token(std::uint32_t id) const override {
-    return id < rev.size() && lookup(vocab, rev[id]) == id ? &rev[id] : nullptr;
-  }
-  std::size_t vocab_size() const override { return vocab.size(); }
-  std::optional<std::uint32_t> unknown_id() const override { return lookup(vocab, unk_token); }
 };
 
 // ---------------- Unigram ----------------
