@@ -510,10 +510,10 @@ Result<std::shared_ptr<CompiledGraph>> compile_graph(graph::Graph graph, int64_t
   return compile(std::move(graph), opset, 0);
 }
 
-Result<std::vector<Value>> execute_values(const CompiledGraph& g, const std::vector<Value>& inputs, ThreadPool& pool,
-                                          const ExecuteOptions& options, RunStats* stats) {
-  const auto t0 = std::chrono::steady_clock::now();
-  RunState rs;
+namespace {
+
+// The run's value slots: constants, the feeds, the captured outer values, and the arena of the plan.
+Status init_run_state(RunState& rs, const CompiledGraph& g, const std::vector<Value>& inputs, const ExecuteOptions& options) {
   rs.g = &g;
   rs.options = &options;
   const size_t n = g.value_names.size();
@@ -557,33 +557,41 @@ Result<std::vector<Value>> execute_values(const CompiledGraph& g, const std::vec
       }
     }
   }
+  return {};
+}
+
+// Step s: its op's compute, the check that every output was produced, the observer, then the releases.
+Status run_step(RunState& rs, const CompiledGraph& g, size_t s, ThreadPool& pool, const ExecuteOptions& options) {
+  const Step& step = g.steps[s];
   const bool observe = options.observer && *options.observer;
-  for (size_t s = 0; s < g.steps.size(); ++s) {
-    const Step& step = g.steps[s];
-    if (options.record)
-      for (int v : step.outputs)
-        if (v >= 0) options.record->values[v].def_step = static_cast<int>(s);
-    GB_RETURN_IF_ERROR(refuse_string_inputs(rs, step));
-    StepContext ctx(rs, step, pool);
-    std::chrono::steady_clock::time_point start;
-    if (observe) start = std::chrono::steady_clock::now();
-    Status st = step.op->compute(ctx);
-    if (!st.ok()) return std::move(st).take_error().with_where(node_where(*step.node));
-    for (size_t i = 0; i < step.outputs.size(); ++i) {
-      const int v = step.outputs[i];
-      if (v >= 0 && !rs.has_value(v))
-        return make_error(ErrorCode::kInternal, "op did not produce output " + std::to_string(i) + " ('" +
-                                                    g.value_names[v] + "')", node_where(*step.node));
-    }
-    if (observe) {
-      const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
-      NodeEvent ev{s, step.node->name, step.node->op_type, step.node->inputs, ctx.inputs(), step.node->outputs,
-                   ctx.outputs(), elapsed};
-      Status os = (*options.observer)(ev);
-      if (!os.ok()) return std::move(os).take_error();
-    }
-    for (int v : step.release) rs.release(v);
+  if (options.record)
+    for (int v : step.outputs)
+      if (v >= 0) options.record->values[v].def_step = static_cast<int>(s);
+  GB_RETURN_IF_ERROR(refuse_string_inputs(rs, step));
+  StepContext ctx(rs, step, pool);
+  std::chrono::steady_clock::time_point start;
+  if (observe) start = std::chrono::steady_clock::now();
+  Status st = step.op->compute(ctx);
+  if (!st.ok()) return std::move(st).take_error().with_where(node_where(*step.node));
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    const int v = step.outputs[i];
+    if (v >= 0 && !rs.has_value(v))
+      return make_error(ErrorCode::kInternal, "op did not produce output " + std::to_string(i) + " ('" +
+                                                  g.value_names[v] + "')", node_where(*step.node));
   }
+  if (observe) {
+    const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    NodeEvent ev{s, step.node->name, step.node->op_type, step.node->inputs, ctx.inputs(), step.node->outputs,
+                 ctx.outputs(), elapsed};
+    Status os = (*options.observer)(ev);
+    if (!os.ok()) return std::move(os).take_error();
+  }
+  for (int v : step.release) rs.release(v);
+  return {};
+}
+
+// The graph outputs as the caller's own values: views of inputs, initializers or the arena are copied.
+Result<std::vector<Value>> collect_outputs(const RunState& rs, const CompiledGraph& g) {
   std::vector<Value> outputs;
   outputs.reserve(g.output_ids.size());
   for (int v : g.output_ids) {
@@ -617,6 +625,18 @@ Result<std::vector<Value>> execute_values(const CompiledGraph& g, const std::vec
       outputs.push_back(Value::of(std::move(copy)));
     }
   }
+  return outputs;
+}
+
+}  // namespace
+
+Result<std::vector<Value>> execute_values(const CompiledGraph& g, const std::vector<Value>& inputs, ThreadPool& pool,
+                                          const ExecuteOptions& options, RunStats* stats) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RunState rs;
+  GB_RETURN_IF_ERROR(init_run_state(rs, g, inputs, options));
+  for (size_t s = 0; s < g.steps.size(); ++s) GB_RETURN_IF_ERROR(run_step(rs, g, s, pool, options));
+  GB_ASSIGN_OR_RETURN(std::vector<Value> outputs, collect_outputs(rs, g));
   if (stats) {
     stats->elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
     stats->used_memory_plan = rs.arena != nullptr;
