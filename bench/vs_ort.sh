@@ -3,7 +3,7 @@
 #   1. exports the models with scripts/make_test_models.py --bench if they are missing (~1 min, ~800 MB),
 #   2. writes identical .npy inputs, runs ORT (bench/engine/ort_bench.js) and `glassbox bench --json`
 #      interleaved per case, compares outputs, measures cold start in fresh processes,
-#   3. prints every ratio with its inputs and appends the table to docs/benchmarks.md (date, commit, load).
+#   3. prints every ratio with its inputs and appends the table to docs/benchmarks-history.md (date, commit, load).
 # Usage: bench/vs_ort.sh [GLASSBOX_BINARY] [-- extra flags for bench/engine/vs_ort.py, e.g. --no-record
 #        --models minilm_l6_op14 --repeat 40 --glassbox-args "--opt-level 0"
 #        --precision bf16|int8-dynamic (glassbox in bf16 / int8 vs ORT fp32; issue #17) --cases b1x128 --cold-runs 0]

@@ -4,7 +4,7 @@
 Called by bench/vs_ort.sh (which builds nothing: it needs a built `glassbox` and the exported models).
 For every model and case it runs ORT (bench/engine/ort_bench.js) and then `glassbox bench --json`
 interleaved, compares the outputs, prints the ratios with the inputs used and appends one table to
-docs/benchmarks.md (with date, commit, load average). Cases:
+docs/benchmarks-history.md (with date, commit, load average). Cases:
   b1x128   batch 1 x 128 tokens, all real: latency p50/p95, peak RSS, outputs compared (goal 1, 4)
   var8     batch 8, lengths uniform in 16..128 (fixed seed), padded to the longest with attention_mask 0:
            sequences/s; outputs compared on real tokens only (goal 2). glassbox runs it twice: with
@@ -124,7 +124,7 @@ def main():
     ap.add_argument("--cold-runs", type=int, default=3)
     ap.add_argument("--glassbox-args", default="", help="extra flags for `glassbox bench`, e.g. '--opt-level 0'")
     ap.add_argument("--unpad-args", default="", help="extra flags for the unpadded var8 run, e.g. '--unpad-serial'")
-    ap.add_argument("--no-record", action="store_true", help="do not append to docs/benchmarks.md")
+    ap.add_argument("--no-record", action="store_true", help="do not append to docs/benchmarks-history.md")
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "int8-dynamic"],
                     help="glassbox's SessionOptions::precision (ORT always runs the fp32 model as exported)")
     ap.add_argument("--cases", nargs="*", default=["b1x128", "var8"], choices=["b1x128", "var8"])
@@ -214,9 +214,9 @@ def main():
         table += render_cold_cache(rows, a)
     print("\n" + table)
     if not a.no_record:
-        with open(os.path.join(ROOT, "docs", "benchmarks.md"), "a") as f:
+        with open(os.path.join(ROOT, "docs", "benchmarks-history.md"), "a") as f:
             f.write("\n" + table)
-        print("appended to docs/benchmarks.md")
+        print("appended to docs/benchmarks-history.md")
 
 
 def print_row(r):

@@ -10,7 +10,7 @@ intraOpNumThreads N — ORT fuses the pattern into its own int8 kernels) and `gl
 per engine, the ratio glassbox / ORT per round and its median over rounds, and the outputs' max
 normwise difference glassbox vs ORT int8 next to ORT int8 vs ORT fp32 (the quantization noise).
 Usage: bench/int8/vs_ort_int8.py --glassbox BUILD/src/cli/glassbox [--rounds 3] [--repeat 20]
-       [--threads 2] [--qdq] [--record]   (--record appends the table to docs/benchmarks.md)
+       [--threads 2] [--qdq] [--record]   (--record appends the table to docs/benchmarks-history.md)
 """
 import argparse
 import datetime
@@ -123,9 +123,9 @@ def main():
     table = "\n".join(lines) + "\n"
     print("\n" + table)
     if a.record:
-        with open(os.path.join(ROOT, "docs", "benchmarks.md"), "a") as f:
+        with open(os.path.join(ROOT, "docs", "benchmarks-history.md"), "a") as f:
             f.write("\n" + table)
-        print("appended to docs/benchmarks.md")
+        print("appended to docs/benchmarks-history.md")
 
 
 if __name__ == "__main__":

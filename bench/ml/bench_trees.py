@@ -9,7 +9,7 @@ bench/engine/ort_bench.js (graphOptimizationLevel all, intraOpNumThreads N) and 
 predictor (xgboost inplace_predict with nthread N; sklearn predict_proba with n_jobs N), all on
 the same rows. Outputs are compared (glassbox vs ORT) before timing counts.
 
-Usage: bench/ml/bench_trees.py GLASSBOX [--repeat N] [--record]   (--record appends to docs/benchmarks.md)
+Usage: bench/ml/bench_trees.py GLASSBOX [--repeat N] [--record]   (--record appends to docs/benchmarks-history.md)
 Takes ~2-4 min on the 2-core machine (training ~1 min). Run on a quiet machine; it prints the load.
 """
 import argparse
@@ -126,7 +126,7 @@ def main():
     if a.record:
         commit = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"], capture_output=True,
                                 text=True).stdout.strip()
-        with open(ROOT / "docs/benchmarks.md", "a") as f:
+        with open(ROOT / "docs/benchmarks-history.md", "a") as f:
             load_end = os.getloadavg()
             f.write(f"\n### Trees — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
                     f"{load_start[0]:.1f} at the start, {load_end[0]:.1f} at the end (1-min), commit `{commit[:90]}`\n\n"

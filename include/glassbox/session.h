@@ -166,7 +166,7 @@ struct UnpadOptions {
   int64_t length_multiple = 1;
   // true: the pool's threads take sequences longest first, each running one sequence on
   // its own thread (no intra-op synchronisation; at batch 8 x 16..128 tokens this beat
-  // intra-op threading, docs/benchmarks.md). false: one sequence at a time on all threads
+  // intra-op threading, docs/benchmarks-history.md "Goal 2"). false: one sequence at a time on all threads
   // (better when there are fewer sequences than threads or sequences are long).
   bool sequences_in_parallel = true;
 };

@@ -33,7 +33,7 @@
 //     thread happens to sleep at the sample (it will want its core back) or more threads
 //     of ours run. Niced tasks count: with autogroup scheduling (on here) a nice-19 task
 //     of another session gets an equal share against ours, and spinning next to niced
-//     compiles was slower than sleeping (docs/benchmarks.md "Pool waiting: the gate").
+//     compiles was slower than sleeping (docs/benchmarks-history.md "Pool waiting: the gate").
 //     Sampled at most every 100 ms by whichever thread asks (a few open/read/close);
 //  3. no spinner of this process saw itself preempted in the last 100 ms: a spin loop
 //     reads the clock every 32 polls (~1-2 us apart); a gap above 50 us with a new

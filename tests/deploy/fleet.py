@@ -3,7 +3,7 @@
 deploy/haproxy/glassbox.cfg, and a bounded load generator (threads, http.client).
 
 Used by tests/deploy/test_fleet.py (replicas stopped/killed/added under load) and, as a script,
-to measure the throughput of 1, 2, 3 replicas (docs/benchmarks.md, "Fleet (issue #19)"):
+to measure the throughput of 1, 2, 3 replicas (docs/benchmarks-history.md, "Fleet (issue #19)"):
 
   /usr/bin/python3 tests/deploy/fleet.py --bin build/src/cli/glassbox --replicas 1 2 3 --seconds 15
 

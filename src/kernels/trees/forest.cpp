@@ -26,8 +26,8 @@ inline int64_t row_block(int64_t stride) { return std::clamp<int64_t>(65536 / st
 // kSparse: rows walked per tree at once, and the rows' input bytes per block. Deep trees are
 // tens of KiB each and the first walks of a block pull a tree into L1/L2 node by node, so a pass
 // over the forest is paid per block: blocks of ~1 MiB of inputs (in L2/L3) measured fastest on
-// the 100-tree forest of docs/benchmarks.md (128 KiB: 1.2x slower, 32 KiB: 2x slower; 8 vs 16
-// lanes made no difference).
+// the 100-tree forest (docs/benchmarks-history.md, trees "Run 2"; 128 KiB: 1.2x slower, 32 KiB:
+// 2x slower; 8 vs 16 lanes made no difference).
 constexpr int kSparseLanes = 8;
 inline int64_t sparse_row_block(int64_t row_bytes) {
   return std::clamp<int64_t>((int64_t{1} << 20) / std::max<int64_t>(1, row_bytes), 64, 16384);
