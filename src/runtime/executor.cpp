@@ -387,53 +387,65 @@ Status refuse_typed_string_inputs(const graph::Graph& g, const graph::Node& node
 // Subgraphs nest at most this deep in compile_graph (the loader's max_graph_depth is the real limit).
 constexpr int kMaxSubgraphDepth = 64;
 
-Result<std::shared_ptr<CompiledGraph>> compile(graph::Graph graph, int64_t opset, int depth) {
-  if (depth > kMaxSubgraphDepth)
-    return make_error(ErrorCode::kLimitExceeded, "subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth));
-  const bool is_subgraph = depth > 0;
-  auto cg = std::make_shared<CompiledGraph>();
-  cg->graph = std::move(graph);
-  const graph::Graph& g = cg->graph;
-  std::unordered_map<std::string, int> ids;
-  auto id_of = [&](const std::string& name) {
-    auto it = ids.find(name);
-    if (it != ids.end()) return it->second;
-    const int id = static_cast<int>(cg->value_names.size());
-    ids.emplace(name, id);
-    cg->value_names.push_back(name);
-    cg->constants.emplace_back();
-    cg->producer.push_back(-1);
-    cg->last_use.push_back(-1);
+Result<std::shared_ptr<CompiledGraph>> compile(graph::Graph graph, int64_t opset, int depth);
+
+// Names -> value ids for one graph, step by step: inputs and initializers first, then each node (its bodies
+// compiled first, since the values they capture are read by the step), then the graph outputs and releases.
+class GraphCompiler {
+ public:
+  GraphCompiler(graph::Graph graph, int64_t opset, int depth)
+      : cg_(std::make_shared<CompiledGraph>()), opset_(opset), depth_(depth), is_subgraph_(depth > 0) {
+    cg_->graph = std::move(graph);
+  }
+
+  Result<std::shared_ptr<CompiledGraph>> run() {
+    const graph::Graph& g = cg_->graph;
+    if (is_subgraph_) {
+      for (const auto* list : {&g.inputs, &g.outputs})
+        for (const auto& vi : *list)
+          if (!vi.supported_type)
+            return make_error(ErrorCode::kUnsupported, "subgraph value '" + vi.name + "' is a " + vi.type_note +
+                                                           ", which is not supported", "graph '" + g.name + "'");
+    }
+    for (const auto& in : g.inputs) cg_->input_ids.push_back(id_of(in.name));
+    for (const auto& [name, t] : g.initializers) cg_->constants[id_of(name)] = t;
+    for (size_t s = 0; s < g.nodes.size(); ++s) GB_RETURN_IF_ERROR(add_step(g.nodes[s], static_cast<int>(s)));
+    GB_RETURN_IF_ERROR(add_outputs());
+    plan_releases();
+    return cg_;
+  }
+
+ private:
+  int id_of(const std::string& name) {
+    auto it = ids_.find(name);
+    if (it != ids_.end()) return it->second;
+    const int id = static_cast<int>(cg_->value_names.size());
+    ids_.emplace(name, id);
+    cg_->value_names.push_back(name);
+    cg_->constants.emplace_back();
+    cg_->producer.push_back(-1);
+    cg_->last_use.push_back(-1);
     return id;
-  };
+  }
+
   // A name no earlier node, input or initializer defines: an error at the top level,
   // a capture from the enclosing graph inside a subgraph.
-  std::vector<uint8_t> is_capture;
-  auto resolve = [&](const std::string& name, const std::string& where) -> Result<int> {
-    auto it = ids.find(name);
-    if (it != ids.end()) return it->second;
-    if (!is_subgraph)
+  Result<int> resolve(const std::string& name, const std::string& where) {
+    auto it = ids_.find(name);
+    if (it != ids_.end()) return it->second;
+    if (!is_subgraph_)
       return make_error(ErrorCode::kInvalidModel,
                         "input '" + name + "' is not produced by any earlier node, graph input or initializer", where,
                         "re-export the model");
     const int id = id_of(name);
-    cg->capture_names.push_back(name);
-    cg->capture_ids.push_back(id);
-    is_capture.resize(cg->value_names.size(), 0);
-    is_capture[id] = 1;
+    cg_->capture_names.push_back(name);
+    cg_->capture_ids.push_back(id);
+    is_capture_.resize(cg_->value_names.size(), 0);
+    is_capture_[id] = 1;
     return id;
-  };
-  if (is_subgraph) {
-    for (const auto* list : {&g.inputs, &g.outputs})
-      for (const auto& vi : *list)
-        if (!vi.supported_type)
-          return make_error(ErrorCode::kUnsupported, "subgraph value '" + vi.name + "' is a " + vi.type_note +
-                                                         ", which is not supported", "graph '" + g.name + "'");
   }
-  for (const auto& in : g.inputs) cg->input_ids.push_back(id_of(in.name));
-  for (const auto& [name, t] : g.initializers) cg->constants[id_of(name)] = t;
-  for (size_t s = 0; s < g.nodes.size(); ++s) {
-    const graph::Node& node = g.nodes[s];
+
+  Status add_step(const graph::Node& node, int s) {
     Step step;
     step.node = &node;
     for (const auto& in : node.inputs) {
@@ -443,65 +455,91 @@ Result<std::shared_ptr<CompiledGraph>> compile(graph::Graph graph, int64_t opset
       }
       GB_ASSIGN_OR_RETURN(int v, resolve(in, node_where(node)));
       step.inputs.push_back(v);
-      cg->last_use[v] = static_cast<int>(s);
+      cg_->last_use[v] = s;
     }
-    // Bodies first: the values they capture are read by this step.
-    for (const auto& [key, attr] : node.attributes) {
-      const std::string where = node_where(node) + " attribute '" + key + "'";
-      if (!attr.graphs.empty())
-        return make_error(ErrorCode::kUnsupported, "graph-list attributes are not supported", where);
-      if (!attr.g) continue;
-      auto body = compile(*attr.g, opset, depth + 1);
-      if (!body.ok()) return std::move(body).take_error().with_where(where);
-      StepSubgraph sub{key, std::move(body).value(), {}};
-      for (const auto& name : sub.body->capture_names) {
-        GB_ASSIGN_OR_RETURN(int v, resolve(name, where));
-        sub.captures.push_back(v);
-        cg->last_use[v] = static_cast<int>(s);
-      }
-      step.subgraphs.push_back(std::move(sub));
-    }
+    GB_RETURN_IF_ERROR(add_subgraphs(node, s, step));
     for (const auto& out : node.outputs) {
       if (out.empty()) {
         step.outputs.push_back(-1);
         continue;
       }
       const int v = id_of(out);
-      const bool captured = static_cast<size_t>(v) < is_capture.size() && is_capture[v];
-      if (cg->producer[v] >= 0 || cg->constants[v].defined() || captured)
+      const bool captured = static_cast<size_t>(v) < is_capture_.size() && is_capture_[v];
+      if (cg_->producer[v] >= 0 || cg_->constants[v].defined() || captured)
         return make_error(ErrorCode::kInvalidModel,
                           "value '" + out + "' is produced twice" + (captured ? " (it names an outer-scope value)" : ""),
                           node_where(node));
-      cg->producer[v] = static_cast<int>(s);
+      cg_->producer[v] = s;
       step.outputs.push_back(v);
     }
-    auto op = ops::create_op(node, opset);
+    auto op = ops::create_op(node, opset_);
     if (!op.ok()) return std::move(op).take_error();
     step.op = std::move(op).value();
     step.takes_strings = ops::takes_strings(node.domain, node.op_type);
-    GB_RETURN_IF_ERROR(refuse_typed_string_inputs(g, node, step.takes_strings));
-    cg->steps.push_back(std::move(step));
+    GB_RETURN_IF_ERROR(refuse_typed_string_inputs(cg_->graph, node, step.takes_strings));
+    cg_->steps.push_back(std::move(step));
+    return {};
   }
-  for (const auto& out : g.outputs) {
-    auto it = ids.find(out.name);
-    if (it == ids.end() && !is_subgraph)
-      return make_error(ErrorCode::kInvalidModel, "graph output '" + out.name + "' is never produced", {}, "re-export the model");
-    int v = -1;
-    if (it != ids.end()) {
-      v = it->second;
-    } else {
-      GB_ASSIGN_OR_RETURN(v, resolve(out.name, "graph '" + g.name + "' output"));
+
+  // Bodies first: the values they capture are read by this step.
+  Status add_subgraphs(const graph::Node& node, int s, Step& step) {
+    for (const auto& [key, attr] : node.attributes) {
+      const std::string where = node_where(node) + " attribute '" + key + "'";
+      if (!attr.graphs.empty())
+        return make_error(ErrorCode::kUnsupported, "graph-list attributes are not supported", where);
+      if (!attr.g) continue;
+      auto body = compile(*attr.g, opset_, depth_ + 1);
+      if (!body.ok()) return std::move(body).take_error().with_where(where);
+      StepSubgraph sub{key, std::move(body).value(), {}};
+      for (const auto& name : sub.body->capture_names) {
+        GB_ASSIGN_OR_RETURN(int v, resolve(name, where));
+        sub.captures.push_back(v);
+        cg_->last_use[v] = s;
+      }
+      step.subgraphs.push_back(std::move(sub));
     }
-    cg->output_ids.push_back(v);
-    cg->last_use[v] = INT_MAX;
+    return {};
   }
+
+  Status add_outputs() {
+    const graph::Graph& g = cg_->graph;
+    for (const auto& out : g.outputs) {
+      auto it = ids_.find(out.name);
+      if (it == ids_.end() && !is_subgraph_)
+        return make_error(ErrorCode::kInvalidModel, "graph output '" + out.name + "' is never produced", {}, "re-export the model");
+      int v = -1;
+      if (it != ids_.end()) {
+        v = it->second;
+      } else {
+        GB_ASSIGN_OR_RETURN(v, resolve(out.name, "graph '" + g.name + "' output"));
+      }
+      cg_->output_ids.push_back(v);
+      cg_->last_use[v] = INT_MAX;
+    }
+    return {};
+  }
+
   // Release each intermediate after its last reader; never-read outputs right after their producer.
-  for (size_t v = 0; v < cg->value_names.size(); ++v) {
-    if (cg->last_use[v] == INT_MAX || cg->constants[v].defined() || cg->producer[v] < 0) continue;
-    const int at = std::max(cg->last_use[v], cg->producer[v]);
-    cg->steps[at].release.push_back(static_cast<int>(v));
+  void plan_releases() {
+    for (size_t v = 0; v < cg_->value_names.size(); ++v) {
+      if (cg_->last_use[v] == INT_MAX || cg_->constants[v].defined() || cg_->producer[v] < 0) continue;
+      const int at = std::max(cg_->last_use[v], cg_->producer[v]);
+      cg_->steps[at].release.push_back(static_cast<int>(v));
+    }
   }
-  return cg;
+
+  std::shared_ptr<CompiledGraph> cg_;
+  int64_t opset_;
+  int depth_;
+  bool is_subgraph_;
+  std::unordered_map<std::string, int> ids_;
+  std::vector<uint8_t> is_capture_;
+};
+
+Result<std::shared_ptr<CompiledGraph>> compile(graph::Graph graph, int64_t opset, int depth) {
+  if (depth > kMaxSubgraphDepth)
+    return make_error(ErrorCode::kLimitExceeded, "subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth));
+  return GraphCompiler(std::move(graph), opset, depth).run();
 }
 
 }  // namespace
