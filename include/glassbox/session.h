@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "glassbox/error.h"
-#include "glassbox/precision.h"
 #include "glassbox/tensor.h"
 #include "glassbox/value.h"
 
@@ -20,6 +19,18 @@ namespace glassbox {
 
 // Number of physical CPU cores (hyperthread siblings counted once); >= 1.
 int physical_core_count();
+
+// Arithmetic of the GEMMs whose right-hand side is a constant weight matrix (linear
+// layers: MatMul, Gemm, the fused MatMul epilogues). kFp32: the exported model's own
+// arithmetic. kBf16: those weights converted to bfloat16 once (when first packed), the
+// activations converted per GEMM call, products accumulated and written in fp32;
+// everything else (LayerNorm, Softmax, residual adds, activation x activation products
+// such as attention scores) stays fp32. kInt8Dynamic: the same GEMMs, weights int8 per output
+// channel, activations uint8 per row per call, int32 sums, fp32 epilogue (kernels/gemm_int8.h).
+enum class Precision { kFp32, kBf16, kInt8Dynamic };
+const char* precision_name(Precision p);  // "fp32", "bf16", "int8-dynamic"
+// "fp32" | "bf16" | "int8-dynamic" (kInvalidArgument naming the choices otherwise).
+Result<Precision> parse_precision(const std::string& text);
 
 // How the session's idle pool threads wait for the next op's work during a run
 // (SessionOptions::pool_wait; docs/runtime.md "Pool waiting").
@@ -166,7 +177,7 @@ struct UnpadOptions {
   int64_t length_multiple = 1;
   // true: the pool's threads take sequences longest first, each running one sequence on
   // its own thread (no intra-op synchronisation; at batch 8 x 16..128 tokens this beat
-  // intra-op threading, docs/benchmarks-history.md "Goal 2"). false: one sequence at a time on all threads
+  // intra-op threading, docs/benchmarks.md). false: one sequence at a time on all threads
   // (better when there are fewer sequences than threads or sequences are long).
   bool sequences_in_parallel = true;
 };

@@ -10,7 +10,7 @@
 
 #include "core/thread_pool.h"
 #include "glassbox/error.h"
-#include "glassbox/precision.h"
+#include "glassbox/session.h"
 #include "glassbox/tensor.h"
 #include "glassbox/value.h"
 #include "graph/graph.h"

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "core/thread_pool.h"
-#include "glassbox/precision.h"
+#include "glassbox/session.h"
 #include "glassbox/tensor.h"
 #include "kernels/gemm.h"
 #include "ops/packed_slot.h"
