@@ -13,6 +13,7 @@
                 21,022 tokens: smaller logits, and byte-level pieces exercise partial UTF-8), with its
                 post-processor replaced by GPT-2's plain ByteLevel one (RoBERTa's would append </s>,
                 the EOS, to every prompt); eos_token_id the int 2.
+  gpt2_tiny_nan/  gpt2_tiny with one NaN weight in layer 1 (non-finite logits must be reported).
 
 Why two vocabularies: the 151k Qwen3 vocabulary is the real thing (special tokens, an EOS list),
 the 21k one keeps the 64-step parity runs small under ASan.
@@ -268,7 +269,21 @@ def make_gpt2(out):
         "pad_token": "<pad>", "add_bos_token": False, "model_max_length": c["max_pos"]})
 
 
-MODELS = {"llama_tiny": make_llama, "gpt2_tiny": make_gpt2}
+def make_gpt2_nan(out):
+    """gpt2_tiny with NaN in one weight of layer 1's MLP: every step's logits are NaN (the numerics test)."""
+    make_gpt2(out)
+    src, d = os.path.join(out, "gpt2_tiny"), os.path.join(out, "gpt2_tiny_nan")
+    shutil.copytree(src, d, dirs_exist_ok=True)
+    torch.manual_seed(2)
+    model = Gpt2(GPT2)
+    with torch.no_grad():
+        model.wte.weight.mul_(2.0)
+        model.lm_head.weight.mul_(4.0)
+        model.layers[1].fc.weight[3, 5] = float("nan")
+    export(model, GPT2, os.path.join(d, "model.onnx"))
+
+
+MODELS = {"llama_tiny": make_llama, "gpt2_tiny": make_gpt2, "gpt2_tiny_nan": make_gpt2_nan}
 
 
 def main():

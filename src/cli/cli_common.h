@@ -27,6 +27,11 @@ inline CLI::Option* add_precision_option(CLI::App* cmd, std::string& target) {
       ->check([](const std::string& v) { return parse_precision(v).ok() ? std::string() : parse_precision(v).error().to_string(); });
 }
 
+// --threads N (SessionOptions::threads). One declaration for the verbs that have no other source for it.
+inline CLI::Option* add_threads_option(CLI::App* cmd, int& target) {
+  return cmd->add_option("--threads", target, "intra-op threads (default 0 = physical cores)");
+}
+
 // --weights-cache DIR (SessionOptions::weights_cache): the packed-weights cache directory.
 inline CLI::Option* add_weights_cache_option(CLI::App* cmd, std::string& target) {
   return cmd->add_option("--weights-cache", target,
