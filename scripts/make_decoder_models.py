@@ -12,7 +12,7 @@
                 tests/data/tokenizer/models/roberta-bpe.json (a real byte-level BPE tokenizer.json,
                 21,022 tokens: smaller logits, and byte-level pieces exercise partial UTF-8), with its
                 post-processor replaced by GPT-2's plain ByteLevel one (RoBERTa's would append </s>,
-                the EOS, to every prompt); eos_token_id the int 2.
+                the EOS, to every prompt); eos_token_id the int id of </s>.
   gpt2_tiny_nan/  gpt2_tiny with one NaN weight in layer 1 (non-finite logits must be reported).
 
 Why two vocabularies: the 151k Qwen3 vocabulary is the real thing (special tokens, an EOS list),
@@ -255,13 +255,15 @@ def make_gpt2(out):
     d = os.path.join(out, "gpt2_tiny")
     os.makedirs(d, exist_ok=True)
     export(model, c, os.path.join(d, "model.onnx"))
+    with open(ROBERTA, encoding="utf-8") as f:
+        tok = json.load(f)
+    special = {t["content"]: t["id"] for t in tok["added_tokens"]}
+    bos, eos = special["<s>"], special["</s>"]
     write_json(os.path.join(d, "config.json"), {
         "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": c["vocab"], "n_embd": c["hidden"],
         "n_layer": c["layers"], "n_head": c["heads"], "n_inner": c["intermediate"], "n_positions": c["max_pos"],
-        "activation_function": "gelu", "layer_norm_epsilon": 1e-5, "bos_token_id": 0, "eos_token_id": 2})
-    write_json(os.path.join(d, "generation_config.json"), {"bos_token_id": 0, "eos_token_id": 2})
-    with open(ROBERTA, encoding="utf-8") as f:
-        tok = json.load(f)
+        "activation_function": "gelu", "layer_norm_epsilon": 1e-5, "bos_token_id": bos, "eos_token_id": eos})
+    write_json(os.path.join(d, "generation_config.json"), {"bos_token_id": bos, "eos_token_id": eos})
     tok["post_processor"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
     write_json(os.path.join(d, "tokenizer.json"), tok)
     write_json(os.path.join(d, "tokenizer_config.json"), {

@@ -175,6 +175,9 @@ Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, boo
   std::vector<int64_t> fresh(B);
   for (int64_t b = 0; b < B; ++b) {
     fresh[b] = prefill ? static_cast<int64_t>(rows[b]->prompt.size()) : 1;
+    if (rows[b]->length + fresh[b] > rows[b]->capacity)  // admission sized it: a bug if ever hit
+      return make_error(ErrorCode::kInternal, "sequence " + n(rows[b]->id) + " would exceed its KV capacity of " +
+                        n(rows[b]->capacity) + " tokens");
     S = std::max(S, fresh[b]);
     P = std::max(P, rows[b]->length);
   }

@@ -27,12 +27,14 @@ GenerationPolicy policy(bool sample) {
 // Frequencies of `draws` samples from `probs` (logits = log probs).
 std::vector<double> frequencies(const std::vector<double>& probs, const GenerationPolicy& p, uint64_t seed, int draws) {
   Rng rng(seed);
-  std::vector<double> f(probs.size(), 0);
+  std::vector<int> count(probs.size(), 0);
   for (int i = 0; i < draws; ++i) {
     std::vector<float> logits;
     for (double q : probs) logits.push_back(static_cast<float>(std::log(q)));
-    f[choose_token(logits, {}, p, rng)] += 1.0 / draws;
+    ++count[choose_token(logits, {}, p, rng)];
   }
+  std::vector<double> f;
+  for (int c : count) f.push_back(static_cast<double>(c) / draws);
   return f;
 }
 

@@ -58,7 +58,10 @@ TEST(GenerationPolicy, SourcesFollowTheFiles) {
   auto gpt2 = load_decoder("gpt2_tiny");
   EXPECT_EQ(gpt2.default_policy().max_context.source, "config.json n_positions");
   EXPECT_EQ(gpt2.default_policy().max_context.value, 128);
-  EXPECT_EQ(gpt2.default_policy().stop_token_ids.value, (std::vector<uint32_t>{2}));
+  // generation_config.json eos_token_id and tokenizer_config.json eos_token '</s>' name the same id.
+  const auto eos = gpt2.tokenizer().token_to_id("</s>");
+  ASSERT_TRUE(eos.has_value());
+  EXPECT_EQ(gpt2.default_policy().stop_token_ids.value, (std::vector<uint32_t>{*eos}));
 }
 
 TEST(GenerationPolicy, PrecedenceRequestOverGlassboxJsonOverGenerationConfig) {

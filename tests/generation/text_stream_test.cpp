@@ -27,10 +27,10 @@ std::vector<uint32_t> ids_of(const std::string& text) {
 std::string decode(const std::vector<uint32_t>& ids) { return roberta().decode(ids, true).value(); }
 
 TEST(TextStream, HoldsASplitCharacterUntilComplete) {
-  const std::string text = "a \xF0\x9F\x98\x80 b";  // U+1F600 as 4 UTF-8 bytes
+  const std::string text = "a \xE2\x82\xAC b";  // U+20AC (euro sign), 3 UTF-8 bytes, one byte token each
   const auto ids = ids_of(text);
-  // Precondition: the emoji really is split over several byte tokens.
-  ASSERT_GT(ids_of("\xF0\x9F\x98\x80").size(), 1u);
+  // Precondition: the character really is split over several byte tokens.
+  ASSERT_GT(ids_of("\xE2\x82\xAC").size(), 2u);
   TextStream s(&roberta(), true, {});
   std::string out;
   bool held = false;
@@ -43,13 +43,13 @@ TEST(TextStream, HoldsASplitCharacterUntilComplete) {
   }
   out += s.finish();
   EXPECT_EQ(out, decode(ids));
-  EXPECT_NE(out.find("\xF0\x9F\x98\x80"), std::string::npos);
+  EXPECT_NE(out.find("\xE2\x82\xAC"), std::string::npos);
   EXPECT_TRUE(held);
 }
 
 TEST(TextStream, UnfinishedCharacterAtTheEndIsFlushedAsReplacement) {
-  const auto ids = ids_of("\xF0\x9F\x98\x80");
-  ASSERT_GT(ids.size(), 1u);
+  const auto ids = ids_of("\xE2\x82\xAC");
+  ASSERT_GT(ids.size(), 2u);
   TextStream s(&roberta(), true, {});
   std::string out;
   for (size_t i = 0; i + 1 < ids.size(); ++i) out += s.push(ids[i]).value();
@@ -92,10 +92,10 @@ TEST(TextStream, PrefixOfAStopIsHeldThenReleasedWhenItDiverges) {
   TextStream s(&roberta(), true, {stop});
   std::string out;
   bool held_l = false;
-  for (uint32_t id : ids) {
-    out += s.push(id).value();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    out += s.push(ids[i]).value();
     // What was emitted never ends in a proper prefix of the stop string while that is still open.
-    const std::string so_far = decode(std::vector<uint32_t>(ids.begin(), ids.begin() + (&id - ids.data()) + 1));
+    const std::string so_far = decode(std::vector<uint32_t>(ids.begin(), ids.begin() + static_cast<long>(i) + 1));
     if (so_far.ends_with("l") || so_far.ends_with("lo")) {
       held_l = true;
       EXPECT_LT(out.size(), so_far.size());
