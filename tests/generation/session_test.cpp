@@ -3,6 +3,7 @@
 // first token, seeded sampling on 1 and 2 threads, KV budget, NaN weights, refused layouts).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -283,6 +284,38 @@ TEST(GenerationSession, NonDecoderModelsAreRefusedByName) {
   ASSERT_FALSE(merged.ok());
   EXPECT_NE(merged.error().what.find("found decoder_model_merged.onnx"), std::string::npos) << merged.error().to_string();
   fs::remove_all(dir);
+}
+
+TEST(GenerationSession, StopStringSplitAcrossGeneratedTokens) {
+  auto gen = load_decoder("gpt2_tiny");
+  GenerationRequest r;
+  r.max_new_tokens = 24;
+  auto free_run = gen.generate(ids_input(prompt_of(5), r));
+  ASSERT_TRUE(free_run.ok()) << free_run.error().to_string();
+  const std::string full = free_run->text;
+  const auto& ids = free_run->token_ids;
+  // A 4-byte ASCII stop string that starts 2 bytes before a token boundary and first occurs there.
+  std::string stop;
+  size_t cut = 0, k = 1;
+  for (; k < ids.size() && stop.empty(); ++k) {
+    const std::string prefix = gen.tokenizer().decode(std::vector<uint32_t>(ids.begin(), ids.begin() + static_cast<long>(k)), true).value();
+    if (prefix.size() < 2 || prefix.size() + 2 > full.size() || full.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string cand = full.substr(prefix.size() - 2, 4);
+    if (std::all_of(cand.begin(), cand.end(), [](char c) { return c > 0x20 && c < 0x7f; }) && full.find(cand) == prefix.size() - 2) {
+      stop = cand;
+      cut = prefix.size() - 2;
+    }
+  }
+  ASSERT_FALSE(stop.empty()) << "no ASCII boundary in: " << full;
+  r.stop_strings = {stop};
+  std::string streamed;
+  auto stopped = gen.generate(ids_input(prompt_of(5), r), [&](const std::string& t) { streamed += t; });
+  ASSERT_TRUE(stopped.ok()) << stopped.error().to_string();
+  EXPECT_EQ(stopped->finish_reason, FinishReason::kStop);
+  EXPECT_EQ(stopped->stop_string, stop);
+  EXPECT_EQ(stopped->text, full.substr(0, cut));
+  EXPECT_EQ(streamed, stopped->text);
+  EXPECT_EQ(stopped->token_ids.size(), k);  // it ended with the token that completed the stop string
 }
 
 TEST(GenerationSession, TextPromptStreamsTheSameTextAsTheResult) {
