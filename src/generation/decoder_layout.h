@@ -1,0 +1,24 @@
+// Recognising a decoder's ONNX layout from its input and output names (docs/generation.md
+// "Models and layouts"); anything else is refused, naming what was expected.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "glassbox/generation.h"
+
+namespace glassbox::generation {
+
+struct DecoderLayout {
+  DecoderInfo info;
+  DataType ids_dtype = DataType::kInt64;   // input_ids / position_ids
+  DataType mask_dtype = DataType::kInt64;  // attention_mask
+  std::vector<std::string> past_names;     // past_key_values.{i}.key, .value, in layer order
+  std::vector<std::string> present_names;  // present.{i}.key, .value
+};
+
+// config: config.json, used only for the vocabulary size when the logits' width is symbolic.
+Result<DecoderLayout> recognise_layout(const std::vector<TensorSpec>& inputs, const std::vector<TensorSpec>& outputs,
+                                       int64_t config_vocab_size);
+
+}  // namespace glassbox::generation
