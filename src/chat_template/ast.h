@@ -41,6 +41,7 @@ struct Expr {
   Value literal;
   std::string name;
   bool negated = false;  // kTest: "is not"
+  int height = 1;        // of this subtree: bounded at parse time, so evaluation cannot overflow the stack
   std::vector<ExprPtr> items;
   std::vector<std::pair<std::string, ExprPtr>> kwargs;
 };

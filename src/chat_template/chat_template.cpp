@@ -23,7 +23,12 @@ struct NamedTemplate {
   std::optional<Error> error;            // the parse error, reported when this template is used
 };
 
-Result<ct::Value> from_json(const OJson& j, const std::string& where) {
+constexpr int kMaxJsonDepth = 256;  // messages nested deeper are refused (bounded recursion)
+
+Result<ct::Value> from_json(const OJson& j, const std::string& where, int depth = 0) {
+  if (depth > kMaxJsonDepth)
+    return make_error(ErrorCode::kLimitExceeded, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels",
+                      where);
   switch (j.type()) {
     case OJson::value_t::null: return ct::Value::none();
     case OJson::value_t::boolean: return ct::Value::boolean(j.get<bool>());
@@ -39,7 +44,7 @@ Result<ct::Value> from_json(const OJson& j, const std::string& where) {
     case OJson::value_t::array: {
       std::vector<ct::Value> items;
       for (std::size_t k = 0; k < j.size(); ++k) {
-        GB_ASSIGN_OR_RETURN(auto v, from_json(j[k], where + "[" + std::to_string(k) + "]"));
+        GB_ASSIGN_OR_RETURN(auto v, from_json(j[k], where + "[" + std::to_string(k) + "]", depth + 1));
         items.push_back(std::move(v));
       }
       return ct::Value::sequence(std::move(items));
@@ -47,7 +52,7 @@ Result<ct::Value> from_json(const OJson& j, const std::string& where) {
     case OJson::value_t::object: {
       ct::Dict d;
       for (auto it = j.begin(); it != j.end(); ++it) {
-        GB_ASSIGN_OR_RETURN(auto v, from_json(it.value(), where + "." + it.key()));
+        GB_ASSIGN_OR_RETURN(auto v, from_json(it.value(), where + "." + it.key(), depth + 1));
         d.items.emplace_back(ct::Value::string(it.key()), std::move(v));
       }
       return ct::Value::dictionary(std::move(d));

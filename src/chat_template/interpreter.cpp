@@ -177,6 +177,9 @@ Result<Interpreter::Flow> Interpreter::exec_for(const Node& n, const std::shared
                if (a.pos.empty()) return type_error("no items for cycling given");
                return a.pos[static_cast<std::size_t>(k) % a.pos.size()];
              }));
+    loop.set(Value::string("changed"), Value::callable("loop.changed", [](Interpreter&, CallArgs&) -> Result<Value> {
+               return make_error(ErrorCode::kUnsupported, "unsupported construct: loop.changed()");
+             }));
     scope->vars["loop"] = Value::dictionary(std::move(loop));
     GB_ASSIGN_OR_RETURN(Flow f, exec(n.body, scope, out));
     if (f == Flow::kBreak) break;

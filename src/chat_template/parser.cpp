@@ -100,6 +100,8 @@ class Parser {
   }
 
   Status parse_statement(Body* body) {
+    DepthGuard guard(depth_);
+    GB_RETURN_IF_ERROR(check_depth());
     const Token& t = cur();
     if (t.type != Tok::kName) return fail(t.pos, "tag name expected");
     auto n = std::make_unique<Node>();
@@ -279,7 +281,22 @@ class Parser {
     return t;
   }
 
+  // Nesting bound: deeper expressions or blocks than any chat template has are refused, not a stack overflow.
+  static constexpr int kMaxDepth = 200;
+  struct DepthGuard {
+    int& d;
+    explicit DepthGuard(int& x) : d(x) { ++d; }
+    ~DepthGuard() { --d; }
+  };
+  Status check_depth() const {
+    if (depth_ <= kMaxDepth) return Status();
+    return make_error(ErrorCode::kLimitExceeded, "template nested deeper than " + std::to_string(kMaxDepth) + " levels",
+                      pos_string(cur().pos), "simplify the template");
+  }
+
   Result<ExprPtr> parse_expression(bool with_condexpr) {
+    DepthGuard guard(depth_);
+    GB_RETURN_IF_ERROR(check_depth());
     if (!with_condexpr) return parse_or();
     GB_ASSIGN_OR_RETURN(auto e, parse_or());
     while (is_name("if")) {
@@ -299,12 +316,22 @@ class Parser {
     return e;
   }
 
+  // Sets e's height from its children; a chain longer than kMaxDepth (a+a+a..., x.a.a...) is refused.
+  Result<ExprPtr> grown(ExprPtr e) {
+    for (const auto& c : e->items)
+      if (c) e->height = std::max(e->height, c->height + 1);
+    if (e->height > kMaxDepth)
+      return make_error(ErrorCode::kLimitExceeded, "expression nested deeper than " + std::to_string(kMaxDepth) +
+                                                       " levels", pos_string(e->pos), "simplify the template");
+    return e;
+  }
+
   Result<ExprPtr> binary(ExprKind kind, const std::string& op, ExprPtr a, ExprPtr b, const Pos& p) {
     auto e = make(kind, p);
     e->name = op;
     e->items.push_back(std::move(a));
     e->items.push_back(std::move(b));
-    return e;
+    return grown(std::move(e));
   }
 
   Result<ExprPtr> parse_or() {
@@ -330,6 +357,8 @@ class Parser {
   }
 
   Result<ExprPtr> parse_not() {
+    DepthGuard guard(depth_);
+    GB_RETURN_IF_ERROR(check_depth());
     if (is_name("not")) {
       Pos p = cur().pos;
       next();
@@ -416,6 +445,8 @@ class Parser {
   }
 
   Result<ExprPtr> parse_unary(bool with_filter) {
+    DepthGuard guard(depth_);
+    GB_RETURN_IF_ERROR(check_depth());
     Pos p = cur().pos;
     ExprPtr e;
     if (is_op("-") || is_op("+")) {
@@ -523,6 +554,7 @@ class Parser {
       } else {
         return e;
       }
+      GB_ASSIGN_OR_RETURN(e, grown(std::move(e)));
     }
   }
 
@@ -601,7 +633,7 @@ class Parser {
       }
       f->items.push_back(std::move(subject));
       if (is_op("(")) GB_RETURN_IF_ERROR(parse_call_args(f.get()));
-      subject = std::move(f);
+      GB_ASSIGN_OR_RETURN(subject, grown(std::move(f)));
     }
     return subject;
   }
@@ -612,6 +644,7 @@ class Parser {
         GB_ASSIGN_OR_RETURN(e, parse_filter_chain(std::move(e)));
       } else if (is_name("is")) {
         GB_ASSIGN_OR_RETURN(e, parse_test(std::move(e)));
+        GB_ASSIGN_OR_RETURN(e, grown(std::move(e)));
       } else if (is_op("(")) {
         GB_ASSIGN_OR_RETURN(e, parse_call(std::move(e)));
       } else {
@@ -645,6 +678,7 @@ class Parser {
   const std::vector<Token>& t_;
   std::size_t k_ = 0;
   int loop_depth_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -85,6 +85,10 @@ MESSAGE_SETS = [
         m(A, None, tool_calls=[call("get_weather", {"city": "Rome"}, True, "c1"), call("now", {}, True, "c2")]),
         m("tool", "sunny", tool_call_id="c1"), m("tool", "12:00", tool_call_id="c2"),
         m(A, "Sunny, and it is noon.")]},
+    {"name": "parallel_tool_calls_empty_content", "tools": [WEATHER_TOOL, TIME_TOOL], "messages": [
+        m(U, "Weather in Rome and the time"),
+        m(A, "", tool_calls=[call("get_weather", {"city": "Rome"}, False, "c1"), call("now", {}, True, "c2")]),
+        m("tool", "sunny", tool_call_id="c1"), m("tool", "12:00", tool_call_id="c2")]},
     {"name": "tool_result_last", "tools": [TIME_TOOL], "messages": [
         m(U, "time?"), m(A, None, tool_calls=[call("now", {}, True)]), m("tool", "12:00")]},
     {"name": "tool_call_with_text", "tools": [WEATHER_TOOL], "messages": [
