@@ -50,6 +50,7 @@ Value generator(std::vector<Value> items) { return Value::sequence(std::move(ite
 
 // select/reject/selectattr/rejectattr.
 Result<Value> select_or_reject(Interpreter& in, const Value& seq, CallArgs& a, bool by_attr, bool keep) {
+  if (!truthy(seq)) return generator({});  // Jinja2 iterates only a true value
   GB_ASSIGN_OR_RETURN(auto items, iterate(seq));
   std::size_t next = 0;
   Value attr;
@@ -82,6 +83,7 @@ Result<Value> select_or_reject(Interpreter& in, const Value& seq, CallArgs& a, b
 }
 
 Result<Value> map_filter(Interpreter& in, const Value& seq, CallArgs& a) {
+  if (!truthy(seq)) return generator({});  // Jinja2 iterates only a true value
   GB_ASSIGN_OR_RETURN(auto items, iterate(seq));
   std::vector<Value> out;
   const Value* attribute = nullptr;
@@ -287,8 +289,9 @@ Result<Value> indent_filter(Interpreter&, const Value& v, CallArgs& a) {
     else if (is_int(*args[0])) ind = std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, ival(*args[0]))), ' ');
     else return type_error("indent width must be int or str");
   }
-  GB_ASSIGN_OR_RETURN(auto s, soft_str(v));
-  s += "\n";
+  if (v.is_undefined()) return undefined_error(v);
+  if (!v.is_string()) return type_error("unsupported operand type(s) for +=: '" + type_name(v) + "' and 'str'");
+  std::string s = v.s + "\n";  // Jinja2 appends a newline before splitlines()
   auto lines = py_splitlines(s, false);
   std::string out;
   if (args[2] && truthy(*args[2])) {
@@ -472,12 +475,12 @@ const std::map<std::string, Test>& tests() {
       return v.is_undefined() || v.is_string() || v.is_dict() ||
              (v.is_seq() && v.seq_kind != SeqKind::kIterator && v.seq_kind != SeqKind::kView);
     });
-    t["callable"] = pred([](const Value& v) { return v.kind == K::kCallable; });
-    auto parity = [](bool odd) {
+    // Undefined defines __call__ (to raise), so Python's callable() says True.
+    t["callable"] = pred([](const Value& v) { return v.kind == K::kCallable || v.is_undefined(); });
+    auto parity = [](bool odd) {  // Jinja2: value % 2 == 1 / == 0, with Python's %
       return Test([odd](Interpreter&, const Value& v, CallArgs&) -> Result<bool> {
-        if (v.is_undefined()) return undefined_error(v);
-        if (!is_int(v)) return type_error("odd/even test needs an integer");
-        return ((ival(v) % 2) != 0) == odd;
+        GB_ASSIGN_OR_RETURN(auto r, binary_op("%", v, Value::integer(2)));
+        return equals(r, Value::integer(odd ? 1 : 0));
       });
     };
     t["odd"] = parity(true);

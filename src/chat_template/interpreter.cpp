@@ -23,6 +23,25 @@ Error type_error(std::string what) {
   return make_error(ErrorCode::kInvalidArgument, "TypeError: " + std::move(what));
 }
 
+namespace {
+
+// Whether Jinja2's optimizer can fold the expression (Expr.as_const): no variables, calls, inline ifs
+// without else, or context filters.
+bool is_constant(const Expr& e) {
+  if (e.kind == ExprKind::kName || e.kind == ExprKind::kCall) return false;
+  if (e.kind == ExprKind::kCond && !e.items[2]) return false;
+  if (e.kind == ExprKind::kFilter && (e.name == "map" || e.name == "select" || e.name == "reject" ||
+                                      e.name == "selectattr" || e.name == "rejectattr"))
+    return false;
+  for (const auto& c : e.items)
+    if (c && !is_constant(*c)) return false;
+  for (const auto& kv : e.kwargs)
+    if (!is_constant(*kv.second)) return false;
+  return true;
+}
+
+}  // namespace
+
 Result<std::string> Interpreter::render(const Body& body, const Dict& context) {
   auto globals = std::make_shared<Scope>();
   for (auto& [k, v] : global_functions().items) globals->vars[k.s] = v;
@@ -58,7 +77,10 @@ Result<Interpreter::Flow> Interpreter::exec_node(const Node& n, const std::share
       GB_RETURN_IF_ERROR(append(out, n.text));
       return Flow::kNormal;
     case NodeKind::kOutput: {
-      GB_ASSIGN_OR_RETURN(auto v, eval(*n.expr, s));
+      folding_constant_ = is_constant(*n.expr);
+      auto folded = eval(*n.expr, s);
+      folding_constant_ = false;
+      GB_ASSIGN_OR_RETURN(auto v, std::move(folded));
       auto text = to_str(v);
       if (!text.ok()) return std::move(text).take_error().with_where(pos_string(n.expr->pos));
       GB_RETURN_IF_ERROR(append(out, *text));
@@ -156,6 +178,10 @@ Result<Interpreter::Flow> Interpreter::exec_for(const Node& n, const std::shared
   if (items.empty()) return exec(n.else_body, s, out);
   const auto count = static_cast<std::int64_t>(items.size());
   for (std::int64_t k = 0; k < count; ++k) {
+    if (++iterations_ > limits_.max_loop_iterations)
+      return make_error(ErrorCode::kLimitExceeded,
+                        "loops ran more than " + std::to_string(limits_.max_loop_iterations) + " iterations",
+                        pos_string(n.pos), "the template loops without bound");
     auto scope = std::make_shared<Scope>();
     scope->parent = s;
     const Value& item = items[static_cast<std::size_t>(k)];
@@ -328,7 +354,7 @@ Result<Value> Interpreter::eval_inner(const Expr& e, const std::shared_ptr<Scope
         }
       if (obj.is_undefined()) return undefined_error(obj);
       for (const auto& p : parts)
-        if (!is_slice_bound(p)) return Value::undefined("slice indices must be integers or None");
+        if (!is_slice_bound(p)) return type_error("slice indices must be integers or None or have an __index__ method");
       std::int64_t step = is_int_like(parts[2]) ? (parts[2].kind == Value::Kind::kBool ? parts[2].b : parts[2].i) : 1;
       if (step == 0) return make_error(ErrorCode::kInvalidArgument, "ValueError: slice step cannot be zero");
       if (obj.is_string()) {
@@ -344,7 +370,11 @@ Result<Value> Interpreter::eval_inner(const Expr& e, const std::shared_ptr<Scope
           out.push_back((*obj.seq)[k]);
         return Value::sequence(std::move(out), obj.seq_kind);
       }
-      return Value::undefined("'" + type_name(obj) + " object' is not subscriptable");
+      // Jinja2 compiles a slice to a plain Python subscript (no getitem fallback): anything else raises,
+      // except in a folded constant, where environment.getitem turns the failure into Undefined.
+      if (folding_constant_) return Value::undefined("'" + type_name(obj) + " object' is not subscriptable");
+      if (obj.is_dict()) return type_error("unhashable type: 'slice'");
+      return type_error("'" + type_name(obj) + "' object is not subscriptable");
     }
     case ExprKind::kCall: {
       GB_ASSIGN_OR_RETURN(auto fn, eval(*e.items[0], s));

@@ -24,6 +24,7 @@ struct RenderLimits {
   std::size_t max_output_bytes = 64u << 20;  // a prompt larger than this is a runaway loop, not a chat
   int max_call_depth = 200;                  // macro recursion
   std::int64_t max_range = 100000;           // Jinja2's sandbox refuses range() longer than this
+  std::int64_t max_loop_iterations = 10000000;  // all loops of one render: a chat needs thousands, a runaway never ends
 };
 
 struct Scope {
@@ -62,6 +63,10 @@ class Interpreter {
   Clock clock_;
   RenderLimits limits_;
   int depth_ = 0;
+  std::int64_t iterations_ = 0;
+  // Evaluating a {{ }} whose expression is constant: Jinja2 folds it at compile time, where a slice
+  // goes through environment.getitem (non-sliceable -> Undefined) instead of a raising Python subscript.
+  bool folding_constant_ = false;
 };
 
 // Binary operators with Python semantics: + - * / // % ** ~ == != < <= > >= in notin.

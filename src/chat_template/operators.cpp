@@ -28,11 +28,14 @@ Error zero_division(const char* what) { return make_error(ErrorCode::kInvalidArg
 Result<Value> repeat(const Value& seq, std::int64_t n) {
   if (n < 0) n = 0;
   if (seq.is_string()) {
-    if (n > 0 && seq.s.size() > (64u << 20) / static_cast<std::size_t>(n)) return overflow();
+    if (n > 0 && seq.s.size() > (64u << 20) / static_cast<std::size_t>(n))
+      return make_error(ErrorCode::kLimitExceeded, "string repetition beyond 64 MiB");
     std::string out;
     for (std::int64_t k = 0; k < n; ++k) out += seq.s;
     return Value::string(std::move(out));
   }
+  if (n > 0 && seq.seq->size() > (1u << 24) / static_cast<std::size_t>(n))
+    return make_error(ErrorCode::kLimitExceeded, "list repetition beyond 16M items");
   std::vector<Value> out;
   for (std::int64_t k = 0; k < n; ++k) out.insert(out.end(), seq.seq->begin(), seq.seq->end());
   return Value::sequence(std::move(out), seq.seq_kind);

@@ -149,6 +149,15 @@ def choose_template(templates, name, tools):
     return templates
 
 
+def render_text(template, config, messages, tools=None, add_generation_prompt=False, variables=None, now_micros=None):
+    """Renders a template text with the special tokens of a tokenizer_config.json object."""
+    special = {}
+    _collect_special_tokens(config, special)
+    compiled = make_environment(now_micros).from_string(template)
+    return compiled.render(messages=messages, tools=tools, documents=None,
+                           add_generation_prompt=add_generation_prompt, **{**special, **(variables or {})})
+
+
 def render(model_dir, messages, tools=None, add_generation_prompt=False, template_name=None, variables=None,
            now_micros=None, local_zone=False):
     templates, special = load_model_dir(model_dir)

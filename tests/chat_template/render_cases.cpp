@@ -23,9 +23,16 @@ int main() {
       out["error"] = e.to_string();
       out["code"] = glassbox::error_code_name(e.code);
     };
-    std::string dir = c["model_dir"].get<std::string>();
-    auto it = cache.find(dir);
-    if (it == cache.end()) it = cache.emplace(dir, ChatTemplate::from_model_dir(dir)).first;
+    // A case names a model directory, or carries a template text and a tokenizer_config object.
+    std::string key = c.contains("template") ? "template:" + c["template"].get<std::string>() + "\n" + c["config"].dump()
+                                             : c["model_dir"].get<std::string>();
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      if (c.contains("template"))
+        it = cache.emplace(key, ChatTemplate::from_strings(c["config"].dump(), c["template"].get<std::string>())).first;
+      else
+        it = cache.emplace(key, ChatTemplate::from_model_dir(key)).first;
+    }
     if (!it->second.ok()) {
       fail(it->second.error());
     } else {
