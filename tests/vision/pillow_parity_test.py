@@ -92,7 +92,7 @@ def reference(path, cfg):
     if cfg["letterbox"]:
         a = letterbox_ref(im, cfg["letterbox"], cfg["resample"])
     else:
-        im, crop = resize_ref(im, cfg)
+        im, crop = resize_ref(im, cfg) if cfg["resize"] else (im, None)
         a = np.array(im)
         if crop:
             a = center_crop(a, *crop)

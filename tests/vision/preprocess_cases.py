@@ -57,7 +57,36 @@ CASES = {
     "pad_no_normalize": ({"image_processor_type": "ViTImageProcessor", "size": {"height": 150, "width": 200},
                           "do_normalize": False, "do_pad": True, "pad_size": {"height": 160, "width": 224}},
                          None, _r(("hw", 150, 200), 2, normalize=False, pad=(160, 224))),
+    # no resize: decoding, rescale and normalize alone (the two references must agree within 1/255)
+    "no_resize": ({"image_processor_type": "ViTImageProcessor", "do_resize": False, "image_mean": IMAGENET_MEAN,
+                   "image_std": IMAGENET_STD}, None, _r(None, 2, mean=IMAGENET_MEAN, std=IMAGENET_STD)),
     "letterbox_glassbox_json": (None, {"vision": {"image_processor_type": "ViTImageProcessor", "do_normalize": False,
                                                   "letterbox": {"height": 320, "width": 320, "fill": 114}}},
                                 _r(None, 2, normalize=False, letterbox=(320, 320, 114))),
 }
+
+
+def explicit_config(pc, cfg):
+    """pc with every resolved value written out: what transformers.js needs to do what Python does
+    (its base ImageProcessor does not know the Python classes' defaults: do_normalize, size and
+    do_center_crop left out mean "off" there)."""
+    e = dict(pc)
+    kind = cfg["resize"]
+    e["do_resize"] = kind is not None
+    if kind and kind[0] == "hw":
+        e["size"] = {"height": kind[1], "width": kind[2]}
+    elif kind and kind[0] == "short":
+        e["size"] = {"shortest_edge": kind[1]}
+    elif kind and kind[0] == "convnext":
+        e["size"], e["crop_pct"] = {"shortest_edge": kind[1]}, kind[2]
+    if "ConvNext" in str(pc.get("image_processor_type")) and kind and kind[0] == "hw":
+        e["size"] = {"shortest_edge": kind[1]}  # ConvNeXt squashes at >= 384 itself
+    e["resample"] = cfg["resample"]
+    e["do_center_crop"] = cfg["crop"] is not None
+    if cfg["crop"]:
+        e["crop_size"] = {"height": cfg["crop"][0], "width": cfg["crop"][1]}
+    e["do_rescale"], e["rescale_factor"] = True, cfg["rescale"]
+    e["do_normalize"], e["image_mean"], e["image_std"] = cfg["normalize"], cfg["mean"], cfg["std"]
+    if cfg["pad"]:
+        e["do_pad"], e["pad_size"] = True, {"height": cfg["pad"][0], "width": cfg["pad"][1]}
+    return e
