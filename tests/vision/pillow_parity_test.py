@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_images import make_images  # noqa: E402
 from preprocess_cases import CASES  # noqa: E402
 
-TOOL = sys.argv[1]
+TOOL = sys.argv[1] if __name__ == "__main__" else None
 failures = []
 
 
