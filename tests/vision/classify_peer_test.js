@@ -52,6 +52,17 @@ const check = (ok, what) => {
         check(ok && lines[i].label === labels[order[0][1]], `${model} ${names[i]}: ${multi ? 'sigmoid' : 'softmax'} scores and order`);
       }
     }
+    // explain lists every step with its value and source
+    for (const [model, dir] of Object.entries(spec.models)) {
+      const r = spawnSync(GLASSBOX, ['explain', dir, '--json'], { encoding: 'utf8' });
+      const steps = r.status === 0 ? JSON.parse(r.stdout).pipeline || [] : [];
+      const get = f => steps.find(s => s.field === f) || {};
+      const layout = model === 'vit_nhwc' ? 'nhwc' : 'nchw';
+      check(get('resample').source === 'preprocessor_config.json resample' && get('layout').value === layout &&
+            (get('layout').source || '').startsWith('model input shape') && get('do_rescale').source.startsWith('default of') &&
+            (get('labels').source === 'config.json id2label'),
+            `${model}: explain lists the steps with sources (${steps.length} rows) ${r.stderr.trim()}`);
+    }
     const dir = spec.models.resnet_nchw;
     const text = path.join(tmp, 'notes.txt');
     fs.writeFileSync(text, 'a photo of a cat');
