@@ -59,7 +59,7 @@ const check = (ok, what) => {
       const get = f => steps.find(s => s.field === f) || {};
       const layout = model === 'vit_nhwc' ? 'nhwc' : 'nchw';
       check(get('resample').source === 'preprocessor_config.json resample' && get('layout').value === layout &&
-            (get('layout').source || '').startsWith('model input shape') && get('do_rescale').source.startsWith('default of') &&
+            (get('layout').source || '').startsWith('model input shape') && (get('do_resize').source || '').startsWith('default of') &&
             (get('labels').source === 'config.json id2label'),
             `${model}: explain lists the steps with sources (${steps.length} rows) ${r.stderr.trim()}`);
     }
