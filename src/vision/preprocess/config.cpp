@@ -171,6 +171,9 @@ Status read_resize(Reader& r) {
     }
     if (p.size.kind != SizeSpec::Kind::kShortestEdge)
       return r.bad("size", r.type + " needs size {\"shortest_edge\": N}", "fix size");
+  } else if (const json* v = r.find("crop_pct", src)) {  // e.g. timm-converted ViT configs
+    r.step("crop_pct", v->dump() + " ignored", src + ": " + r.type + " has no crop_pct step (Python and transformers.js "
+                                                                      "ignore it too)");
   }
   return Status();
 }
