@@ -73,3 +73,29 @@ def make_images(d):
     Image.fromarray(base[:40, :90]).save(os.path.join(d, "orient6.png"), exif=_exif(6))
     p["orient6.png"] = os.path.join(d, "orient6.png")
     return p
+
+
+def make_fuzz_seeds(src_dir, out_dir):
+    """Tiny copies (at most 24 px a side, same format, mode and EXIF) of make_images' files: seeds
+    for tests/fuzz fuzz_image_decode. Usage: python3 make_images.py --seeds OUT_DIR"""
+    os.makedirs(out_dir, exist_ok=True)
+    for name, path in make_images(src_dir).items():
+        im = Image.open(path)
+        exif = im.info.get("exif")
+        small = im.copy()
+        small.thumbnail((24, 24))
+        kw = {"exif": exif} if exif else {}
+        if name.endswith(".webp"):
+            kw["lossless"] = "lossless" in name or name == "rgba.webp"
+        try:
+            small.save(os.path.join(out_dir, name), **kw)
+        except OSError:  # a mode the format's writer refuses (16-bit): keep the original
+            open(os.path.join(out_dir, name), "wb").write(open(path, "rb").read())
+
+
+if __name__ == "__main__":
+    import sys
+    import tempfile
+    if len(sys.argv) == 3 and sys.argv[1] == "--seeds":
+        with tempfile.TemporaryDirectory() as tmp:
+            make_fuzz_seeds(tmp, sys.argv[2])
