@@ -1,4 +1,6 @@
 // glassbox classify [MODEL_DIR] [TEXT...] [--top-k K] [--batch N] [--truncation P]
+// glassbox classify IMAGE_MODEL_DIR IMAGE... [--top-k K]   (cli/image_inputs.h: the declared rule)
+#include "cli/image_inputs.h"
 #include "cli/text_inputs.h"
 
 void add_classify_command(CLI::App& app) {
@@ -17,6 +19,8 @@ void add_classify_command(CLI::App& app) {
                 "as a JSON line on stderr (default: off, texts run in batches)");
   cmd->callback([a] {
     using namespace glassbox;
+    if (const std::string dir = cli::image_model_dir(a->text); !dir.empty())
+      return cli::run_image_classify(dir, a->text, a->top_k);
     std::vector<PipelineInput> texts;
     const auto load0 = std::chrono::steady_clock::now();
     Pipeline pipeline = cli::load_pipeline("classify", a->text, texts);

@@ -8,6 +8,7 @@
 #include "cli/serve_config.h"
 #include "diag/explain.h"
 #include "glassbox/pipeline.h"
+#include "glassbox/vision_pipeline.h"
 
 namespace {
 
@@ -62,7 +63,17 @@ void explain_command(const ExplainArgs& a) {
   std::vector<Derivation> decisions;  // a model directory: the pipeline decisions and where each came from
   std::vector<OpDecision> op_choices;  // what ops chose at load (tree layouts), with why
   std::error_code ec;
-  if (!a.model.empty() && std::filesystem::is_directory(a.model, ec)) {
+  if (!a.model.empty() && vision::is_image_model_dir(a.model)) {  // docs/vision.md: every preprocessing step
+    vision::ImageClassifierOptions io;
+    io.session = opts.session;
+    auto c = vision::ImageClassifier::load(a.model, io);
+    if (!c.ok()) cli::fail("explain", c.error());
+    opts.session = c->session().options();
+    for (const auto& s : c->steps())
+      decisions.push_back({s.field, s.value, s.risk.empty() ? s.source : s.source + " (risk: " + s.risk + ")"});
+    op_choices = c->session().op_decisions();
+    cache = c->session().weights_cache_report();
+  } else if (!a.model.empty() && std::filesystem::is_directory(a.model, ec)) {
     PipelineOptions po;
     po.session = opts.session;
     a.session.apply(po);
