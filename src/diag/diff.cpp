@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "glassbox/numerics.h"
 #include "runtime/tensor_io.h"
 
 namespace glassbox::diag {
@@ -88,7 +89,10 @@ DiffReport diff_captures(const Capture& a, const std::map<std::string, Tensor>& 
     }
     DiffRow row{p.node, p.op_type, p.tensor, compare_tensors(a.tensors.at(p.tensor), it->second, rtol, atol), false};
     row.exceeds = !row.diff.comparable || row.diff.violations > 0;
+    row.nonfinite_a = count_non_finite(a.tensors.at(p.tensor)).total();
+    row.nonfinite_b = count_non_finite(it->second).total();
     if (row.exceeds && r.first_exceeding < 0) r.first_exceeding = static_cast<int>(r.rows.size());
+    if (row.nonfinite_a > 0 && r.first_nonfinite < 0) r.first_nonfinite = static_cast<int>(r.rows.size());
     r.rows.push_back(std::move(row));
     r.compared++;
   }
@@ -115,6 +119,13 @@ nlohmann::ordered_json diff_to_json(const DiffReport& r) {
   } else {
     j["first_divergence"] = nullptr;
   }
+  if (r.first_nonfinite >= 0) {
+    const auto& row = r.rows[r.first_nonfinite];
+    j["first_nonfinite"] = {{"node", row.node}, {"op_type", row.op_type}, {"tensor", row.tensor},
+                            {"nonfinite_a", row.nonfinite_a}, {"nonfinite_b", row.nonfinite_b}};
+  } else {
+    j["first_nonfinite"] = nullptr;
+  }
   auto rows = nlohmann::ordered_json::array();
   for (const auto& row : r.rows)
     rows.push_back({{"node", row.node},
@@ -124,6 +135,8 @@ nlohmann::ordered_json diff_to_json(const DiffReport& r) {
                     {"max_rel_err", num(row.diff.max_rel)},
                     {"cosine", num(row.diff.cosine)},
                     {"violations", row.diff.violations},
+                    {"nonfinite_a", row.nonfinite_a},
+                    {"nonfinite_b", row.nonfinite_b},
                     {"exceeds", row.exceeds},
                     {"note", row.diff.note}});
   j["rows"] = rows;
@@ -153,6 +166,11 @@ std::string diff_to_text(const DiffReport& r, size_t max_rows) {
     s << "\nfirst divergence: node '" << row.node << "' (" << row.op_type << "), tensor '" << row.tensor << "'\n";
   } else {
     s << "\nno tensor exceeds the tolerance\n";
+  }
+  if (r.first_nonfinite >= 0) {
+    const auto& row = r.rows[r.first_nonfinite];
+    s << "first NaN/Inf in A: node '" << row.node << "' (" << row.op_type << "), tensor '" << row.tensor << "': "
+      << row.nonfinite_a << " non-finite in A, " << row.nonfinite_b << " in B\n";
   }
   return s.str();
 }

@@ -39,6 +39,7 @@ struct DiffRow {
   std::string node, op_type, tensor;
   TensorDiff diff;
   bool exceeds = false;
+  int64_t nonfinite_a = 0, nonfinite_b = 0;  // NaN/Inf elements on each side (glassbox/numerics.h)
 };
 
 struct DiffReport {
@@ -47,6 +48,7 @@ struct DiffReport {
   std::vector<DiffRow> rows;  // execution order of A
   int64_t compared = 0, only_in_a = 0, only_in_b = 0;
   int first_exceeding = -1;  // index into rows
+  int first_nonfinite = -1;  // index into rows: the first tensor of A holding a NaN/Inf
 };
 
 DiffReport diff_captures(const Capture& a, const std::map<std::string, Tensor>& b, double rtol, double atol);

@@ -8,22 +8,20 @@
 #include "diag/bench.h"
 #include "diag/inputs.h"
 #include "diag/probe_text.h"
+#include "glassbox/numerics.h"
 
 namespace glassbox::diag {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool is_float(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat64; }
-
-// First non-finite element of any float output, as text; empty when all finite.
+// First non-finite element of any float output (every float dtype), as text; empty when all finite.
 std::string non_finite(const std::vector<NamedTensor>& outs) {
   for (const auto& o : outs) {
-    if (!is_float(o.tensor.dtype())) continue;
-    for (int64_t i = 0; i < o.tensor.numel(); ++i) {
-      const double v = o.tensor.dtype() == DataType::kFloat32 ? o.tensor.data<float>()[i] : o.tensor.data<double>()[i];
-      if (!std::isfinite(v)) return "output '" + o.name + "' element " + std::to_string(i) + " is " + std::to_string(v);
-    }
+    const int64_t i = first_non_finite(o.tensor);
+    if (i >= 0)
+      return "output '" + o.name + "' element " + std::to_string(i) + " is " +
+             non_finite_kind_name(non_finite_kind(o.tensor, i));
   }
   return {};
 }

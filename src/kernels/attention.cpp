@@ -44,13 +44,25 @@ int64_t attended_keys(const AttentionDesc& d, int64_t b, int64_t h, const float*
   return keep;
 }
 
+// True if a key or value row in [from, to) of this head holds a NaN/Inf. A masked key's
+// weight is 0, and 0 * NaN (or 0 * Inf) is NaN in the unskipped product, as in ONNX Runtime's:
+// skipping such a tail would hide the NaN, so the tail is then kept.
+bool tail_has_non_finite(const float* kh, int64_t k_row, const float* vh, int64_t v_row, int64_t from, int64_t to,
+                         int64_t D) {
+  bool bad = false;
+  for (int64_t j = from; j < to; ++j)
+    for (int64_t c = 0; c < D; ++c) bad |= !std::isfinite(kh[j * k_row + c]) || !std::isfinite(vh[j * v_row + c]);
+  return bad;
+}
+
 void attention_unit(const AttentionDesc& d, int64_t b, int64_t h, const float* q, const float* k, const float* v,
                     const float* mask, float* out) {
   const int64_t D = d.head_dim;
-  const int64_t kv = attended_keys(d, b, h, mask);
   const float* qh = q + b * d.q_batch + h * D;
   const float* kh = k + b * d.k_batch + h * D;
   const float* vh = v + b * d.v_batch + h * D;
+  int64_t kv = attended_keys(d, b, h, mask);
+  if (kv < d.kv_len && tail_has_non_finite(kh, d.k_row, vh, d.v_row, kv, d.kv_len, D)) kv = d.kv_len;
   float* oh = out + b * d.out_batch + h * D;
   float* s = score_buffer(static_cast<size_t>(d.q_len * kv));
   GemmDesc qk;

@@ -39,9 +39,30 @@ G3 pad3(const PoolGeometry& g) {
 
 }  // namespace
 
+// Which element of a window wins when NaN is involved: ONNX Runtime's three max-pool kernels
+// differ, and each is followed (docs/kernels.md, "NaN and Inf"):
+//  kLastNaN  (no indices, no dilation; MLAS): NaN when the window's last element is NaN, else
+//            the maximum of its other elements (NaN skipped);
+//  kFirstNaN (no indices, dilated): best = first element, then v > best ? v : best, so a NaN
+//            wins only as the window's first element;
+//  kSkipNaN  (with indices): v > best from the lowest value, so a NaN never wins.
+enum class NanRule { kLastNaN, kFirstNaN, kSkipNaN };
+
+// Whether v replaces best; `none`: nothing taken yet in this window.
+template <class T>
+bool takes(NanRule rule, bool none, T v, T best) {
+  switch (rule) {
+    case NanRule::kFirstNaN: return none || v > best;
+    case NanRule::kLastNaN: case NanRule::kSkipNaN: break;  // kLastNaN: the last element is checked after the window
+  }
+  return (none && v == v) || v > best;  // v == v: not NaN (always true for integers)
+}
+
 template <class T>
 void max_pool_t(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int storage_order, ThreadPool* pool) {
   const G3 d = pad3(g);
+  const bool dilated = d.d[0] > 1 || d.d[1] > 1 || d.d[2] > 1;
+  const NanRule rule = indices ? NanRule::kSkipNaN : dilated ? NanRule::kFirstNaN : NanRule::kLastNaN;
   const int64_t in_sp = d.in[0] * d.in[1] * d.in[2], out_sp = d.out[0] * d.out[1] * d.out[2];
   for_each_plane(g.planes, out_sp * d.k[0] * d.k[1] * d.k[2], pool, [&](int64_t p) {
     const T* xp = x + p * in_sp;
@@ -51,7 +72,7 @@ void max_pool_t(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int s
       for (int64_t o1 = 0; o1 < d.out[1]; ++o1)
         for (int64_t o2 = 0; o2 < d.out[2]; ++o2) {
           T best = std::numeric_limits<T>::lowest();  // replaced by the first value inside the window
-          int64_t best_at = -1, bi0 = 0, bi1 = 0, bi2 = 0;
+          int64_t best_at = -1, bi0 = 0, bi1 = 0, bi2 = 0, first_at = -1, last_at = -1;
           for (int64_t k0 = 0; k0 < d.k[0]; ++k0) {
             const int64_t i0 = o0 * d.s[0] - d.pb[0] + k0 * d.d[0];
             if (i0 < 0 || i0 >= d.in[0]) continue;
@@ -62,7 +83,9 @@ void max_pool_t(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int s
                 const int64_t i2 = o2 * d.s[2] - d.pb[2] + k2 * d.d[2];
                 if (i2 < 0 || i2 >= d.in[2]) continue;
                 const int64_t at = (i0 * d.in[1] + i1) * d.in[2] + i2;
-                if (best_at < 0 || xp[at] > best) {
+                if (first_at < 0) first_at = at;
+                last_at = at;
+                if (takes(rule, best_at < 0, xp[at], best)) {
                   best = xp[at];
                   best_at = at;
                   bi0 = i0;
@@ -72,6 +95,14 @@ void max_pool_t(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int s
               }
             }
           }
+          if (best_at < 0 && first_at >= 0) {  // an all-NaN window: NaN, at its first element
+            best = xp[first_at];
+            best_at = first_at;
+            bi0 = first_at / (d.in[1] * d.in[2]);
+            bi1 = first_at / d.in[2] % d.in[1];
+            bi2 = first_at % d.in[2];
+          }
+          if (rule == NanRule::kLastNaN && last_at >= 0 && xp[last_at] != xp[last_at]) best = xp[last_at];
           const int64_t o = (o0 * d.out[1] + o1) * d.out[2] + o2;
           yp[o] = best;
           if (ip) {

@@ -19,11 +19,12 @@ class ThreadPool;
 
 namespace glassbox::kernels {
 
-// round(v) + zero_point saturated to Q; NaN maps to the zero point.
+// round(v) + zero_point saturated to Q; NaN maps to Q's lowest value, as in ONNX Runtime (its
+// clamp max(q, lowest) returns lowest for a NaN q): 0 for uint8, -128 for int8.
 template <class Q>
 inline Q saturate_round(float v, int32_t zero_point) {
   const float q = std::nearbyint(v) + static_cast<float>(zero_point);  // default FE_TONEAREST: ties to even
-  if (std::isnan(q)) return static_cast<Q>(zero_point);
+  if (std::isnan(q)) return std::numeric_limits<Q>::lowest();
   return static_cast<Q>(std::clamp<float>(q, static_cast<float>(std::numeric_limits<Q>::lowest()),
                                           static_cast<float>(std::numeric_limits<Q>::max())));
 }

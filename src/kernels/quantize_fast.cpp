@@ -51,8 +51,8 @@ GB_AVX2 int64_t quantize_avx2(const float* x, int64_t n, float scale, int32_t zp
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + i), s);
-    v = _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));  // NaN -> 0 (-> zp)
-    v = _mm256_min_ps(_mm256_max_ps(v, small), big);  // keeps cvtps in range; saturates the same
+    v = _mm256_min_ps(_mm256_max_ps(v, small), big);  // in range for cvtps, saturating the same;
+    // max_ps returns its second operand for a NaN v: small, which saturates to 0 (saturate_round's NaN rule)
     const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(v), z);
     const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), _mm_packus_epi16(w, w));
@@ -114,8 +114,8 @@ GB_AVX512 int64_t quantize_avx512(const float* x, int64_t n, float scale, int32_
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     __m512 v = _mm512_div_ps(_mm512_loadu_ps(x + i), s);
-    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v, _mm512_setzero_ps());  // NaN -> 0 (-> zp)
-    v = _mm512_min_ps(_mm512_max_ps(v, small), big);  // keeps cvtps in range; saturates the same
+    v = _mm512_min_ps(_mm512_max_ps(v, small), big);  // in range for cvtps, saturating the same;
+    // max_ps returns its second operand for a NaN v: small, which saturates to 0 (saturate_round's NaN rule)
     __m512i q = _mm512_add_epi32(_mm512_cvt_roundps_epi32(v, _MM_FROUND_CUR_DIRECTION), z);
     q = _mm512_min_epi32(_mm512_max_epi32(q, q_lo), q_hi);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtepi32_epi8(q));

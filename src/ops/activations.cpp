@@ -26,8 +26,9 @@ T sigmoid(T x) {
 }  // namespace
 
 Result<std::unique_ptr<Op>> create_Relu(const graph::Node& node, int64_t) {
-  // opset 14 added signed integer types.
-  return make_unary<SignedNumericTypes>(node, [](auto x) -> decltype(x) { return x > 0 ? x : decltype(x)(0); });
+  // opset 14 added signed integer types. `x < 0 ? 0 : x`, not `x > 0 ? x : 0`: a NaN fails every
+  // comparison, so it takes the branch that returns it (as ONNX Runtime does).
+  return make_unary<SignedNumericTypes>(node, [](auto x) -> decltype(x) { return x < 0 ? decltype(x)(0) : x; });
 }
 
 Result<std::unique_ptr<Op>> create_Tanh(const graph::Node& node, int64_t) {
@@ -47,8 +48,9 @@ Result<std::unique_ptr<Op>> create_Softsign(const graph::Node& node, int64_t) {
 }
 
 Result<std::unique_ptr<Op>> create_HardSwish(const graph::Node& node, int64_t) {
+  // std::min(v, 1) / std::max(v, 0) return v when v is NaN (the bound as first operand would win).
   return make_unary<FloatTypes>(node, [](auto x) -> decltype(x) {
-    return x * std::max<decltype(x)>(0, std::min<decltype(x)>(1, x / 6 + decltype(x)(0.5)));
+    return x * std::max<decltype(x)>(std::min<decltype(x)>(x / 6 + decltype(x)(0.5), 1), 0);
   });
 }
 
@@ -98,7 +100,9 @@ Result<std::unique_ptr<Op>> create_Celu(const graph::Node& node, int64_t) {
   if (a.alpha == 0.f) return unsupported_attr("alpha", "must be non-zero (it divides x)");
   return make_unary<TypeList<float>>(
       node,
-      [a](float x) -> float { return std::max(0.f, x) + std::min(0.f, a.alpha * std::expm1(x / a.alpha)); },
+      // max(0, x) + min(0, alpha * expm1(x / alpha)) by branch: x > 0 gives x + 0, else the second term
+      // (<= 0); a NaN takes the second branch and stays NaN.
+      [a](float x) -> float { return x > 0 ? x : a.alpha * std::expm1(x / a.alpha); },
       {"alpha"});
 }
 
@@ -114,7 +118,7 @@ Result<std::unique_ptr<Op>> create_HardSigmoid(const graph::Node& node, int64_t)
       node,
       [a](auto x) -> decltype(x) {
         using T = decltype(x);
-        return std::max<T>(0, std::min<T>(1, T(a.alpha) * x + T(a.beta)));
+        return std::max<T>(std::min<T>(T(a.alpha) * x + T(a.beta), 1), 0);  // NaN stays NaN (see HardSwish)
       },
       {"alpha", "beta"});
 }

@@ -32,9 +32,14 @@ using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
 template <class T, Kind K>
 struct Reducer {
   using A = Acc<T>;
+  // Max/Min start from -Inf/+Inf (a row of -Inf has the maximum -Inf, not the lowest finite
+  // value) and skip NaN: std::max(a, NaN) keeps a. ONNX Runtime skips NaN the same way except
+  // where its vector order happens to end on one (docs/kernels.md, "NaN and Inf").
   A init() const {
-    if constexpr (K == Kind::kMax) return std::numeric_limits<T>::lowest();
-    if constexpr (K == Kind::kMin) return std::numeric_limits<T>::max();
+    if constexpr (K == Kind::kMax)
+      return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+    if constexpr (K == Kind::kMin)
+      return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
     if constexpr (K == Kind::kProd) return 1;
     return 0;
   }

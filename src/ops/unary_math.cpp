@@ -21,7 +21,8 @@ namespace glassbox::ops {
 
 GB_UNARY(Abs, NumericTypes, x < 0 ? static_cast<decltype(x)>(-x) : x)
 GB_UNARY(Neg, SignedNumericTypes, static_cast<decltype(x)>(-x))
-GB_UNARY(Sign, NumericTypes, static_cast<decltype(x)>(x > 0 ? 1 : (x < 0 ? -1 : 0)))
+// The last branch returns x itself: 0 for 0 (any sign), and NaN stays NaN as in ONNX Runtime.
+GB_UNARY(Sign, NumericTypes, x > 0 ? static_cast<decltype(x)>(1) : (x < 0 ? static_cast<decltype(x)>(-1) : x))
 GB_UNARY(Reciprocal, FloatTypes, 1 / x)
 GB_UNARY(Floor, FloatTypes, std::floor(x))
 GB_UNARY(Ceil, FloatTypes, std::ceil(x))

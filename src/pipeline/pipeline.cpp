@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <cmath>
 
+#include "glassbox/numerics.h"
 #include "graph/loader.h"
 #include "pipeline/model_dir.h"
 
@@ -147,14 +148,13 @@ Result<std::vector<NamedTensor>> run_batch_as(const Pipeline::Impl& p, const std
     GB_ASSIGN_OR_RETURN(outs, p.session.run(inputs));
   }
   for (const auto& o : outs) {
-    if (o.tensor.dtype() != DataType::kFloat32) continue;
-    const float* v = o.tensor.data<float>();
-    for (int64_t i = 0; i < o.tensor.numel(); ++i)
-      if (!std::isfinite(v[i])) {
-        if (stats) stats->nonfinite_outputs.push_back(o.name);
-        return make_error(ErrorCode::kInternal, "model output '" + o.name + "' contains NaN/Inf", p.files.model_path,
-                          "run `glassbox run --check-numerics` on this input to find the node that produces it");
-      }
+    const int64_t bad = first_non_finite(o.tensor);  // every float dtype: float16/bfloat16 outputs too
+    if (bad < 0) continue;
+    if (stats) stats->nonfinite_outputs.push_back(o.name);
+    return make_error(ErrorCode::kInternal,
+                      "model output '" + o.name + "' contains NaN/Inf (" +
+                          non_finite_kind_name(non_finite_kind(o.tensor, bad)) + " at element " + std::to_string(bad) + ")",
+                      p.files.model_path, "run `glassbox run --check-numerics` on this input to find the node that produces it");
   }
   return outs;
 }

@@ -1,28 +1,8 @@
 #include "runtime/numerics.h"
 
-#include <cmath>
-#include <cstring>
+#include "glassbox/numerics.h"
 
 namespace glassbox::runtime {
-
-int64_t first_non_finite(const Tensor& t) {
-  const int64_t n = t.numel();
-  if (t.dtype() == DataType::kFloat32) {
-    const float* p = t.data<float>();
-    for (int64_t i = 0; i < n; ++i)
-      if (!std::isfinite(p[i])) return i;
-  } else if (t.dtype() == DataType::kFloat64) {
-    const double* p = t.data<double>();
-    for (int64_t i = 0; i < n; ++i)
-      if (!std::isfinite(p[i])) return i;
-  } else if (t.dtype() == DataType::kFloat16 || t.dtype() == DataType::kBFloat16) {
-    const uint16_t* p = t.data<uint16_t>();
-    const uint16_t exp_mask = t.dtype() == DataType::kFloat16 ? 0x7c00 : 0x7f80;
-    for (int64_t i = 0; i < n; ++i)
-      if ((p[i] & exp_mask) == exp_mask) return i;
-  }
-  return -1;
-}
 
 NodeObserver make_numerics_checker() {
   return [](const NodeEvent& ev) -> Status {
@@ -35,7 +15,7 @@ NodeObserver make_numerics_checker() {
       for (const Tensor* in : ev.inputs) input_bad = input_bad || (in && first_non_finite(*in) >= 0);
       return make_error(ErrorCode::kInvalidArgument,
                         "output '" + ev.output_names[i] + "' (" + dtype_name(t->dtype()) + shape_to_string(t->shape()) +
-                            ") has a NaN/Inf at element " + std::to_string(bad) +
+                            ") has a NaN/Inf (" + non_finite_kind_name(non_finite_kind(*t, bad)) + ") at element " + std::to_string(bad) +
                             (input_bad ? " (an input already had one: a graph input or initializer is non-finite)"
                                        : " (all inputs were finite: this node created it)"),
                         "node '" + ev.node_name + "' (" + ev.op_type + ", step " + std::to_string(ev.index) + ")",

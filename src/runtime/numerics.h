@@ -6,9 +6,7 @@
 
 namespace glassbox::runtime {
 
+// The scan itself is glassbox::first_non_finite (glassbox/numerics.h): every float dtype.
 NodeObserver make_numerics_checker();
-
-// Index of the first NaN/Inf element of a floating-point tensor, -1 if none (or not float).
-int64_t first_non_finite(const Tensor& t);
 
 }  // namespace glassbox::runtime

@@ -103,6 +103,30 @@ TEST(Diff, NamesTheFirstNodeWhereTwoModelsDiffer) {
   EXPECT_EQ(same.first_exceeding, -1);
 }
 
+TEST(Diff, NamesTheFirstTensorHoldingNaNAndCountsItPerRow) {
+  TempDir dir;
+  SessionOptions opts;
+  opts.opt_level = 0;
+  auto s = Session::load(write_model(nan_model(/*relu_after=*/true), dir.file("nan.onnx")), opts);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  auto inputs = diag::prepare_inputs(*s, {}, {}, 3, nullptr);
+  ASSERT_TRUE(inputs.ok()) << inputs.error().to_string();
+  auto c = diag::capture_run(*s, *inputs);
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  auto report = diag::diff_captures(*c, c->tensors, 1e-4, 1e-5);
+  ASSERT_EQ(report.rows.size(), 3u);
+  ASSERT_GE(report.first_nonfinite, 0) << "the Log made NaN but diff did not see it";
+  EXPECT_EQ(report.rows[report.first_nonfinite].node, "the_log");
+  EXPECT_EQ(report.rows[0].nonfinite_a, 0);
+  EXPECT_EQ(report.rows[1].nonfinite_a, 6);
+  EXPECT_EQ(report.rows[2].nonfinite_b, 6) << "Relu must keep the NaN (as ONNX Runtime does)";
+  EXPECT_EQ(report.first_exceeding, -1) << "NaN against the same NaN is no divergence";
+  auto j = diag::diff_to_json(report);
+  EXPECT_EQ(j["first_nonfinite"]["node"], "the_log");
+  EXPECT_EQ(j["rows"][1]["nonfinite_a"], 6);
+  EXPECT_NE(diag::diff_to_text(report, 10).find("first NaN/Inf in A: node 'the_log'"), std::string::npos);
+}
+
 TEST(Probe, FindsTheSequenceLengthWhereReshapeBreaks) {
   // ids[batch, seq] -> Gather rows of a 64-row table, Slice [0:seq] of the table too,
   // then Reshape the slice to [1, seq, 8]: fine up to 64, broken from 65 on.

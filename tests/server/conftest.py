@@ -56,7 +56,7 @@ def text_server(models):
 
 @pytest.fixture(scope="session")
 def tensor_server(models):
-    s = Server([models["dtypes"], models["slow"], models["nonfinite"]])
+    s = Server([models["dtypes"], models["slow"], models["nonfinite"], models["nonfinite_half"]])
     yield s
     s.stop()
 

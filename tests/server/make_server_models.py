@@ -5,6 +5,7 @@
   slow/model.onnx           input n (INT64 scalar): a Loop of n additions, so a request takes as long as asked
   warmup_fails/model.onnx   Reshape of X[N] to [2, -1]: the warm-up run (N = 1) fails, so the model never turns ready
   nonfinite/model.onnx      Y = Log(X): negative inputs give NaN, zero gives -Inf
+  nonfinite_half/model.onnx Y16 = Cast<float16>(X), YBF16 = Cast<bfloat16>(X): overflow gives +Inf
   text models: langid copies with glassbox.json edited (strict = no truncation policy, embed = vectors)
 
 Usage: make_server_models.py OUT_DIR SOURCE_ROOT
@@ -80,6 +81,18 @@ def nonfinite_model():
     return helper.make_model(g, opset_imports=OPSET)
 
 
+def nonfinite_half_model():
+    """float16 and bfloat16 outputs that overflow to +Inf (float16 above 65504, bfloat16 above ~3.39e38):
+    the non-finite scan behind glassbox_nonfinite_outputs_total must see them too."""
+    g = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["y16"], to=TensorProto.FLOAT16),
+         helper.make_node("Cast", ["x"], ["ybf16"], to=TensorProto.BFLOAT16)], "nonfinite_half",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("y16", TensorProto.FLOAT16, ["n"]),
+         helper.make_tensor_value_info("ybf16", TensorProto.BFLOAT16, ["n"])])
+    return helper.make_model(g, opset_imports=OPSET)
+
+
 def langid_copy(src, dst, edit):
     shutil.rmtree(dst, ignore_errors=True)
     os.makedirs(dst)
@@ -99,6 +112,7 @@ def main():
     save(slow_model(), os.path.join(out, "slow", "model.onnx"))
     save(warmup_fails_model(), os.path.join(out, "warmup_fails", "model.onnx"))
     save(nonfinite_model(), os.path.join(out, "nonfinite", "model.onnx"))
+    save(nonfinite_half_model(), os.path.join(out, "nonfinite_half", "model.onnx"))
     langid = os.path.join(root, "models", "langid")
 
     def strict(g):

@@ -89,11 +89,35 @@ def test_nonfinite_outputs_are_counted(tensor_server):
     assert r.status_code == 200
     data = r.json()["outputs"][0]["data"]
     assert data[0] is None and data[1] is None and abs(data[2] - np.log(2)) < 1e-6  # NaN and -Inf have no JSON form
+    assert r.json()["outputs"][0]["parameters"]["nonfinite"] == {"nan": 1, "pos_inf": 0, "neg_inf": 1}
     ok = {"inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [1.0]}]}
     assert requests.post(tensor_server.url("/v2/models/nonfinite/infer"), json=ok, timeout=30).status_code == 200
     after = scrape(tensor_server)
     assert value(after, "glassbox_nonfinite_outputs_total", model="nonfinite", version="1", output="y") - \
         value(before, "glassbox_nonfinite_outputs_total", model="nonfinite", version="1", output="y") == 1
+
+
+def test_nonfinite_float16_and_bfloat16_outputs_are_counted(tensor_server):
+    # float16 overflows above 65504, bfloat16 above ~3.39e38: both become +Inf, which the one
+    # non-finite scan (glassbox/numerics.h) must count like a float32 NaN.
+    url = tensor_server.url("/v2/models/nonfinite_half/infer")
+    outputs = [{"name": n, "parameters": {"binary_data": True}} for n in ("y16", "ybf16")]
+    before = scrape(tensor_server)
+    big = {"inputs": [{"name": "x", "datatype": "FP32", "shape": [3], "data": [1.0, 1e5, 3.4e38]}], "outputs": outputs}
+    r = requests.post(url, json=big, timeout=30)
+    assert r.status_code == 200, r.text
+    n = int(r.headers["Inference-Header-Content-Length"])
+    blob = r.content[n:]
+    f16 = np.frombuffer(blob[:6], np.float16)
+    bf16 = (np.frombuffer(blob[6:12], np.uint16).astype(np.uint32) << 16).view(np.float32)
+    assert f16[0] == 1 and np.isposinf(f16[1]) and np.isposinf(f16[2])
+    assert bf16[0] == 1 and np.isfinite(bf16[1]) and np.isposinf(bf16[2])
+    small = {"inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [2.0]}], "outputs": outputs}
+    assert requests.post(url, json=small, timeout=30).status_code == 200
+    after = scrape(tensor_server)
+    for out in ("y16", "ybf16"):
+        assert value(after, "glassbox_nonfinite_outputs_total", model="nonfinite_half", version="1", output=out) - \
+            value(before, "glassbox_nonfinite_outputs_total", model="nonfinite_half", version="1", output=out) == 1, out
 
 
 def predict_alone(s, texts):

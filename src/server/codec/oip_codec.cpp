@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "glassbox/numerics.h"
 #include "server/codec/json_body.h"
 
 namespace glassbox::server {
@@ -291,7 +292,7 @@ json data_to_json(const OipTensor& t) {
       const float* p = x.data<float>();
       for (int64_t i = 0; i < n; ++i) {
         if (std::isfinite(p[i])) data.push_back(p[i]);
-        else data.push_back(nullptr);  // JSON has no NaN/Inf: null, and the response says so (nonfinite)
+        else data.push_back(nullptr);  // JSON has no NaN/Inf: null, counted in parameters.nonfinite
       }
       break;
     }
@@ -350,6 +351,10 @@ Result<HttpResponse> encode_infer_response(const std::string& model, const std::
       any_binary = true;
     } else {
       o["data"] = data_to_json(t);
+      // JSON sends NaN and +-Inf as null: say how many of each, so null is not mistaken for a value.
+      const NonFiniteCounts c = count_non_finite(t.tensor);
+      if (c.total() > 0)
+        o["parameters"] = {{"nonfinite", {{"nan", c.nan}, {"pos_inf", c.pos_inf}, {"neg_inf", c.neg_inf}}}};
     }
     j["outputs"].push_back(std::move(o));
   }

@@ -4,9 +4,9 @@
 // split back by rows. Anything else runs alone, as do models with string inputs or outputs
 // (their rows are not bytes to copy).
 #include <chrono>
-#include <cmath>
 #include <cstring>
 
+#include "glassbox/numerics.h"
 #include "server/scheduler/pending.h"
 
 namespace glassbox::server {
@@ -85,15 +85,8 @@ std::optional<std::vector<std::vector<NamedTensor>>> split_outputs(const std::ve
 
 void count_nonfinite(Metrics* metrics, const LoadedModel& m, const std::vector<NamedTensor>& outs) {
   for (const auto& o : outs) {
-    bool bad = false;
-    if (o.tensor.dtype() == DataType::kFloat32) {
-      const float* v = o.tensor.data<float>();
-      for (int64_t i = 0; i < o.tensor.numel() && !bad; ++i) bad = !std::isfinite(v[i]);
-    } else if (o.tensor.dtype() == DataType::kFloat64) {
-      const double* v = o.tensor.data<double>();
-      for (int64_t i = 0; i < o.tensor.numel() && !bad; ++i) bad = !std::isfinite(v[i]);
-    }
-    if (bad) metrics->add("glassbox_nonfinite_outputs_total", {{"model", m.name}, {"version", m.version}, {"output", o.name}});
+    // The one scan (glassbox/numerics.h): float16/bfloat16 outputs count too.
+    if (first_non_finite(o.tensor) >= 0) metrics->add("glassbox_nonfinite_outputs_total", {{"model", m.name}, {"version", m.version}, {"output", o.name}});
   }
 }
 
