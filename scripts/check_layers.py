@@ -31,7 +31,7 @@ SIDEWAYS = {
 }
 # Public headers and the layer each belongs to (a header is as high as the code that implements it).
 PUBLIC = {
-    "error.h": "core", "tensor.h": "core", "value.h": "core", "process.h": "core", "precision.h": "core",
+    "error.h": "core", "tensor.h": "core", "numerics.h": "core", "value.h": "core", "process.h": "core", "precision.h": "core",
     "version.h": "core",
     "tokenizer.h": "tokenizer",
     "session.h": "runtime",
