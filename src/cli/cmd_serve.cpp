@@ -55,6 +55,15 @@ void add_serve_command(CLI::App& app) {
   add_server_flag(cmd, *a, "--max-queue-delay-ms", "max_queue_delay_ms", s.max_queue_delay_ms, "wait for a fuller batch");
   add_server_flag(cmd, *a, "--default-timeout-ms", "default_timeout_ms", s.default_timeout_ms, "deadline of requests that send none (0 = none)");
   add_server_flag(cmd, *a, "--saturation-threshold", "saturation_threshold", s.saturation_threshold, "top-1 probability counted as saturated");
+  add_server_flag(cmd, *a, "--warmup-failure", "warmup_failure", s.warmup_failure,
+                  "ready | unavailable: a model whose warm-up under derived shapes fails still serves, or not "
+                  "(a declared warm-up that fails always keeps it out)");
+  add_server_flag(cmd, *a, "--warmup-batch-size", "warmup_batch_size", s.warmup_batch_size,
+                  "derived warm-up: value of symbolic batch dims");
+  add_server_flag(cmd, *a, "--warmup-sequence-length", "warmup_sequence_length", s.warmup_sequence_length,
+                  "derived warm-up: value of symbolic dims that are neither batch nor image height/width");
+  add_server_flag(cmd, *a, "--warmup-image-size", "warmup_image_size", s.warmup_image_size,
+                  "derived warm-up: symbolic height/width of rank-4 image inputs");
   cmd->add_option_function<std::string>("--precision", [a](const std::string& v) {
        a->precision = glassbox::cli::precision_or_fail("serve", v);
      }, "fp32 | bf16 | int8-dynamic: arithmetic of the GEMMs on constant weights of every model, over the --config "
