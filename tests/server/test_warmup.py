@@ -173,7 +173,8 @@ def rule_model(path):
            helper.make_tensor_value_info("nhwc", TensorProto.FLOAT, ["N", "h2", "w2", 1]),
            helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", "seq"]),
            helper.make_tensor_value_info("state", TensorProto.FLOAT, [2, "N", 8])]
-    outs = [helper.make_tensor_value_info(i.name + "_out", i.type.tensor_type.elem_type, None) for i in ins]
+    outs = [helper.make_tensor_value_info(i.name + "_out", i.type.tensor_type.elem_type,
+                                          [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]) for i in ins]
     nodes = [helper.make_node("Identity", [i.name], [i.name + "_out"]) for i in ins]
     m = helper.make_model(helper.make_graph(nodes, "rule", ins, outs), opset_imports=[helper.make_opsetid("", 17)])
     os.makedirs(path, exist_ok=True)
