@@ -9,6 +9,7 @@
 #include "diag/explain.h"
 #include "glassbox/pipeline.h"
 #include "glassbox/vision_pipeline.h"
+#include "server/repository/warmup.h"
 
 namespace {
 
@@ -42,6 +43,39 @@ void print_default_model() {
   std::cout << "\n";
 }
 
+// The warm-up `glassbox serve` would run for this model (declared or derived, with the serve
+// options of --config), or the reason it cannot be planned.
+nlohmann::ordered_json warmup_json(const std::string& model_dir, const glassbox::Session* tensor_session,
+                                   const glassbox::server::ServerOptions& options) {
+  using namespace glassbox;
+  const std::string name = std::filesystem::path(model_dir).lexically_normal().filename().string();
+  auto declared = model_dir.empty() ? Result<server::WarmupDeclaration>(server::WarmupDeclaration{})
+                                    : server::find_warmup_declaration(options, name, model_dir);
+  if (!declared.ok()) return {{"error", declared.error().to_string()}};
+  auto plan = tensor_session ? server::plan_tensor_warmup(tensor_session->inputs(), *declared, model_dir,
+                                                          server::warmup_rules(options))
+                             : server::plan_text_warmup(*declared);
+  if (!plan.ok()) return {{"source", declared->value.is_null() ? "derived" : declared->source}, {"error", plan.error().to_string()}};
+  return plan->to_json();
+}
+
+void print_warmup(const nlohmann::ordered_json& w, bool markdown) {
+  if (w.is_null()) return;
+  std::cout << (markdown ? "\n**warm-up** (as `glassbox serve` runs it): " : "\nwarm-up (as `glassbox serve` runs it): ")
+            << w.value("source", std::string("derived")) << "\n";
+  if (w.contains("rule")) std::cout << "  rule: " << w["rule"].get<std::string>() << "\n";
+  if (w.contains("error")) std::cout << "  cannot be planned: " << w["error"].get<std::string>() << "\n";
+  if (markdown && w.contains("inputs")) std::cout << "\n| input | datatype | shape | fill | shape from |\n|---|---|---|---|---|\n";
+  for (const auto& i : w.value("inputs", nlohmann::ordered_json::array())) {
+    if (markdown)
+      std::cout << "| " << i["name"].get<std::string>() << " | " << i["datatype"].get<std::string>() << " | "
+                << i["shape"].dump() << " | " << i["fill"].get<std::string>() << " | " << i["shape_source"].get<std::string>() << " |\n";
+    else
+      std::cout << "  " << i["name"].get<std::string>() << " " << i["datatype"].get<std::string>() << i["shape"].dump() << " "
+                << i["fill"].get<std::string>() << "  [" << i["shape_source"].get<std::string>() << "]\n";
+  }
+}
+
 void explain_command(const ExplainArgs& a) {
   using namespace glassbox;
   diag::EffectiveOptions opts;
@@ -62,7 +96,17 @@ void explain_command(const ExplainArgs& a) {
   WeightsCacheReport cache;  // what this load found in the packed-weights cache
   std::vector<Derivation> decisions;  // a model directory: the pipeline decisions and where each came from
   std::vector<OpDecision> op_choices;  // what ops chose at load (tree layouts), with why
+  nlohmann::ordered_json warmup;  // null: no model given
   std::error_code ec;
+  const bool dir = !a.model.empty() && std::filesystem::is_directory(a.model, ec);
+  // A folder without tokenizer.json is a tensor model as `serve` reads it: its model.onnx.
+  const bool tensor_dir = dir && !std::filesystem::exists(std::filesystem::path(a.model) / "tokenizer.json", ec);
+  const std::string model_file = tensor_dir ? (std::filesystem::path(a.model) / "model.onnx").string() : a.model;
+  // The model directory a warm-up declaration (glassbox.json) is read from: a folder, or a file named model.onnx.
+  const std::string model_dir = dir ? a.model
+                                    : std::filesystem::path(a.model).filename() == "model.onnx"
+                                          ? std::filesystem::path(a.model).parent_path().string()
+                                          : std::string();
   if (!a.model.empty() && vision::is_image_model_dir(a.model)) {  // docs/vision.md: every preprocessing step
     vision::ImageClassifierOptions io;
     io.session = opts.session;
@@ -73,7 +117,7 @@ void explain_command(const ExplainArgs& a) {
       decisions.push_back({s.field, s.value, s.risk.empty() ? s.source : s.source + " (risk: " + s.risk + ")"});
     op_choices = c->session().op_decisions();
     cache = c->session().weights_cache_report();
-  } else if (!a.model.empty() && std::filesystem::is_directory(a.model, ec)) {
+  } else if (dir && !tensor_dir) {
     PipelineOptions po;
     po.session = opts.session;
     a.session.apply(po);
@@ -86,13 +130,15 @@ void explain_command(const ExplainArgs& a) {
         opts.sources["session." + d.field] = "file (glassbox.json)";
     op_choices = pipeline->session().op_decisions();
     cache = pipeline->session().weights_cache_report();
+    warmup = warmup_json(a.model, nullptr, serve.server);
   } else if (!a.model.empty()) {
     // Loading resolves derived values (threads = 0 -> physical cores) exactly as `run` would.
-    auto session = Session::load(a.model, opts.session);
+    auto session = Session::load(model_file, opts.session);
     if (!session.ok()) cli::fail("explain", session.error());
     opts.session = session->options();
     op_choices = session->op_decisions();
     cache = session->weights_cache_report();
+    warmup = warmup_json(model_dir, &*session, serve.server);
   }
   auto rows = diag::explain_options(opts);
   auto process = diag::explain_process_options();
@@ -109,6 +155,7 @@ void explain_command(const ExplainArgs& a) {
     for (const auto& d : op_choices) std::cout << "| " << d.node << " | " << d.op_type << " | " << d.decision << " |\n";
     const std::string c = diag::weights_cache_to_text(cache);
     if (!c.empty()) std::cout << "\nweights cache (this load):\n\n```\n" << c << "```\n";
+    print_warmup(warmup, true);
   } else if (a.json) {
     auto j = diag::explain_to_json(rows);
     if (!decisions.empty()) {
@@ -119,6 +166,7 @@ void explain_command(const ExplainArgs& a) {
       j["op_decisions"] = nlohmann::json::array();
       for (const auto& d : op_choices) j["op_decisions"].push_back({{"node", d.node}, {"op_type", d.op_type}, {"decision", d.decision}});
     }
+    if (!warmup.is_null()) j["warmup"] = warmup;
     if (a.model.empty()) j["default_model"] = default_model_json();
     else if (cache.state != "off" || !cache.reason.empty()) j["weights_cache"] = diag::weights_cache_to_json(cache);
     std::cout << j.dump(2) << "\n";
@@ -131,6 +179,7 @@ void explain_command(const ExplainArgs& a) {
     for (const auto& d : op_choices) std::cout << "  " << d.node << " (" << d.op_type << "): " << d.decision << "\n";
     const std::string c = diag::weights_cache_to_text(cache);
     if (!c.empty()) std::cout << "\nweights cache (this load of " << a.model << ")\n" << c;
+    print_warmup(warmup, false);
   }
 }
 

@@ -54,6 +54,15 @@ void add_serve_command(CLI::App& app) {
   add_server_flag(cmd, *a, "--max-queue-delay-ms", "max_queue_delay_ms", s.max_queue_delay_ms, "wait for a fuller batch");
   add_server_flag(cmd, *a, "--default-timeout-ms", "default_timeout_ms", s.default_timeout_ms, "deadline of requests that send none (0 = none)");
   add_server_flag(cmd, *a, "--saturation-threshold", "saturation_threshold", s.saturation_threshold, "top-1 probability counted as saturated");
+  add_server_flag(cmd, *a, "--warmup-failure", "warmup_failure", s.warmup_failure,
+                  "ready | unavailable: a model whose warm-up under derived shapes fails still serves, or not "
+                  "(a declared warm-up that fails always keeps it out)");
+  add_server_flag(cmd, *a, "--warmup-batch-size", "warmup_batch_size", s.warmup_batch_size,
+                  "derived warm-up: value of symbolic batch dims");
+  add_server_flag(cmd, *a, "--warmup-sequence-length", "warmup_sequence_length", s.warmup_sequence_length,
+                  "derived warm-up: value of symbolic dims that are neither batch nor image height/width");
+  add_server_flag(cmd, *a, "--warmup-image-size", "warmup_image_size", s.warmup_image_size,
+                  "derived warm-up: symbolic height/width of rank-4 image inputs");
   using glassbox::cli::SessionFlag;  // every model's session; --threads above is the server's own (ServerOptions)
   glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kPrecision, SessionFlag::kWeightsCache, SessionFlag::kPoolWait});
   cmd->add_flag_function("--access-log", [a](int64_t) {

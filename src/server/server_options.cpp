@@ -26,6 +26,7 @@ std::string list_text(const std::vector<std::string>& v) {
 std::string text(const std::string& s) { return s; }
 std::string text(bool b) { return b ? "true" : "false"; }
 std::string text(const std::vector<std::string>& v) { return list_text(v); }
+std::string text(const json& j) { return j.dump(); }
 template <class T>
 std::string text(T v) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -89,11 +90,31 @@ const std::vector<Field>& fields() {
                       "only changes what glassbox_softmax_saturated_total counts"),
       GB_SERVER_FIELD(access_log, "false: metrics carry the aggregates; a line per request costs IO at high rates",
                       "true writes one JSON line per request to stdout"),
+      GB_SERVER_FIELD(warmup_failure,
+                      "ready: a warm-up under derived (guessed) shapes that fails says more about the guess than about the "
+                      "model, which loaded, passed the checker and shape inference; the model serves and its index reason "
+                      "says \"ready without warm-up\" with the error",
+                      "a model that fails on every input is READY and fails its first request (the index shows why); "
+                      "\"unavailable\" keeps such models out. A declared warm-up that fails always keeps the model out"),
+      GB_SERVER_FIELD(warmup_batch_size, "1: the smallest batch; every model accepts it and it costs least",
+                      "a model whose batch dim must be larger fails its derived warm-up: declare the warm-up"),
+      GB_SERVER_FIELD(warmup_sequence_length,
+                      "16: special tokens plus a short sentence, and room for small conv/pool windows over time; cheap",
+                      "models that need a longer axis (raw audio into an STFT-as-Conv: openWakeWord's melspectrogram "
+                      "needs 512+ samples) fail the derived warm-up: declare their warm-up shape"),
+      GB_SERVER_FIELD(warmup_image_size,
+                      "224: the input size of ImageNet backbones; 7 x 32, so every stride-32 detector/classifier divides it",
+                      "one 224x224 run costs load time; a network needing another size (or a multiple of 64) fails its "
+                      "derived warm-up: declare the warm-up"),
+      GB_SERVER_FIELD(model_warmup,
+                      "{}: each model's glassbox.json \"warmup\" declares it, else the derivation rule above",
+                      "a declaration here wins over the model's glassbox.json; its shapes must fit the model or the model "
+                      "stays UNAVAILABLE"),
   };
   return f;
 }
 
-static_assert(aggregate_field_count<ServerOptions>() == 23, "ServerOptions changed: update fields() in server_options.cpp");
+static_assert(aggregate_field_count<ServerOptions>() == 28, "ServerOptions changed: update fields() in server_options.cpp");
 
 }  // namespace
 

@@ -63,6 +63,18 @@ struct ServerOptions {
   double saturation_threshold = 0.99;
   // One JSON line per request on stdout (id, model, status, queue/compute ms, tokens, batch size).
   bool access_log = false;
+  // --- warm-up (docs/serving.md, "Warm-up") ---
+  // When a warm-up under *derived* shapes fails: "ready" serves the model anyway (state READY,
+  // reason "ready without warm-up: ..."), "unavailable" keeps it out. A declared warm-up that
+  // fails always keeps the model UNAVAILABLE.
+  std::string warmup_failure = "ready";
+  // The derivation rule for models that declare no warm-up: symbolic batch dims, symbolic
+  // height/width of a rank-4 image input, and every other symbolic dim.
+  int64_t warmup_batch_size = 1;
+  int64_t warmup_sequence_length = 16;
+  int64_t warmup_image_size = 224;
+  // Declared warm-ups by model name ({"NAME": {"inputs": {...}}}): win over the model's glassbox.json.
+  nlohmann::json model_warmup = nlohmann::json::object();
 };
 
 struct ServerOptionRow {

@@ -3,7 +3,9 @@
 
   dtypes/model.onnx         one input per OIP datatype (FP32 gets +1, BOOL is negated, the rest pass through)
   slow/model.onnx           input n (INT64 scalar): a Loop of n additions, so a request takes as long as asked
-  warmup_fails/model.onnx   Reshape of X[N] to [2, -1]: the warm-up run (N = 1) fails, so the model never turns ready
+  warmup_fails/             Reshape of X[N] to [2, -1] with a declared warm-up of N = 3 (glassbox.json): the declared
+                            warm-up fails, so the model never turns ready
+  reshape/model.onnx        the same graph, no declaration: the derived warm-up (N = 1) fails, while even N compute
   nonfinite/model.onnx      Y = Log(X): negative inputs give NaN, zero gives -Inf
   nonfinite_half/model.onnx Y16 = Cast<float16>(X), YBF16 = Cast<bfloat16>(X): overflow gives +Inf
   text models: langid copies with glassbox.json edited (strict = no truncation policy, embed = vectors)
@@ -111,6 +113,9 @@ def main():
     save(dtypes_model(), os.path.join(out, "dtypes", "model.onnx"))
     save(slow_model(), os.path.join(out, "slow", "model.onnx"))
     save(warmup_fails_model(), os.path.join(out, "warmup_fails", "model.onnx"))
+    with open(os.path.join(out, "warmup_fails", "glassbox.json"), "w") as fh:
+        json.dump({"warmup": {"inputs": {"x": {"dims": [3], "fill": "zeros"}}}}, fh)
+    save(warmup_fails_model(), os.path.join(out, "reshape", "model.onnx"))
     save(nonfinite_model(), os.path.join(out, "nonfinite", "model.onnx"))
     save(nonfinite_half_model(), os.path.join(out, "nonfinite_half", "model.onnx"))
     langid = os.path.join(root, "models", "langid")

@@ -1,10 +1,12 @@
 #include "server/repository/loaded_model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include "diag/explain.h"
 #include "server/codec/oip_codec.h"
+#include "server/repository/warmup.h"
 
 namespace glassbox::server {
 namespace {
@@ -30,33 +32,43 @@ nlohmann::ordered_json explain_json(const Session& session, const Pipeline* pipe
   return j;
 }
 
-Result<std::vector<NamedTensor>> warm_up_inputs(const Session& s) {
-  std::vector<NamedTensor> feeds;
-  for (const auto& in : s.inputs()) {
-    if (in.type != ValueType::kTensor || !in.has_shape)
-      return make_error(ErrorCode::kUnsupported, "input '" + in.name + "' has no tensor shape to warm up with", "warm-up");
-    Shape shape;
-    for (int64_t d : in.dims) shape.push_back(d < 0 ? 1 : d);  // symbolic dims: 1 (zeros are valid ids and values)
-    if (in.dtype == DataType::kString) {  // empty strings: an unknown category, valid input for every string op
-      GB_ASSIGN_OR_RETURN(int64_t n, shape_numel(shape));
-      GB_ASSIGN_OR_RETURN(Tensor s, Tensor::strings(shape, std::vector<std::string>(static_cast<size_t>(n))));
-      feeds.push_back({in.name, std::move(s)});
-      continue;
-    }
-    GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(in.dtype, shape));
-    feeds.push_back({in.name, std::move(t)});
+Status warm_up(const LoadedModel& m, const WarmupPlan& plan) {
+  if (m.pipeline) {
+    if (m.is_classifier()) return m.pipeline->classify(plan.texts).status();
+    return m.pipeline->embed(plan.texts).status();
   }
-  return feeds;
+  return m.session->run(plan.feeds).status();
 }
 
-Status warm_up(const LoadedModel& m) {
-  if (m.pipeline) {
-    const std::vector<PipelineInput> text = {{"glassbox warm-up", std::nullopt}};
-    if (m.is_classifier()) return m.pipeline->classify(text).status();
-    return m.pipeline->embed(text).status();
+// Plans and runs the warm-up; records the plan and outcome in m.warmup and m.explain["warmup"].
+// The error returned means the model must not serve.
+Status run_warmup(LoadedModel& m, const ServerOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto declared = find_warmup_declaration(options, m.name, m.dir);
+  if (!declared.ok()) return std::move(declared).take_error();
+  auto plan = m.pipeline ? plan_text_warmup(*declared)
+                         : plan_tensor_warmup(m.session->inputs(), *declared, m.dir, warmup_rules(options));
+  const bool declared_plan = !declared->value.is_null();
+  Status ran = plan.ok() ? warm_up(m, *plan) : Status(plan.error());
+  m.warmup = plan.ok() ? plan->to_json() : nlohmann::ordered_json{{"source", declared_plan ? declared->source : "derived"},
+                                                                   {"declared", declared_plan}};
+  m.warmup["ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  m.warmup["policy"] = options.warmup_failure;
+  if (ran.ok()) {
+    m.warmup["outcome"] = "done";
+  } else {
+    const std::string shapes = plan.ok() ? " (" + plan->summary() + ")" : "";
+    Error e = ran.error();
+    e.what = std::string("warm-up run failed under ") + (declared_plan ? "declared" : "derived") + " shapes" + shapes + ": " + e.what;
+    if (!declared_plan && e.fix.empty())
+      e.fix = "declare the warm-up in the model's glassbox.json or server.model_warmup (docs/serving.md, \"Warm-up\")";
+    if (declared_plan || options.warmup_failure != "ready") return e;
+    m.warmup_error = e.to_string();
+    m.warmup["outcome"] = "failed: ready without warm-up (warmup_failure=ready)";
+    m.warmup["error"] = m.warmup_error;
   }
-  GB_ASSIGN_OR_RETURN(auto feeds, warm_up_inputs(*m.session));
-  return m.session->run(feeds).status();
+  m.explain["warmup"] = m.warmup;
+  return {};
 }
 
 void describe_text_model(LoadedModel& m) {
@@ -98,7 +110,8 @@ std::string client_message(const Error& e, const LoadedModel& m) {
 }
 
 Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string& name, const std::string& version,
-                                                              const std::string& dir, const PipelineOptions& engine) {
+                                                              const std::string& dir, const PipelineOptions& engine,
+                                                              const ServerOptions& options) {
   const std::string where = "model '" + name + "' version " + version;
   auto m = std::make_shared<LoadedModel>();
   m->name = name;
@@ -133,10 +146,11 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
   }
   m->dir = dir;
   m->explain = explain_json(m->engine(), m->pipeline ? &*m->pipeline : nullptr);
-  if (Status st = warm_up(*m); !st.ok()) {
-    Error e = scrubbed(st.error(), dir, where);
-    e.what = "warm-up run failed: " + e.what;
-    return e;
+  if (Status st = run_warmup(*m, options); !st.ok()) return scrubbed(st.error(), dir, where);
+  if (!m->warmup_error.empty()) {  // what the index and explain show: no path of the server's
+    m->warmup_error = scrubbed(make_error(ErrorCode::kInternal, m->warmup_error), dir, where).what;
+    m->warmup["error"] = m->warmup_error;
+    m->explain["warmup"] = m->warmup;
   }
   return std::shared_ptr<const LoadedModel>(std::move(m));
 }

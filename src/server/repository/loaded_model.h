@@ -12,6 +12,7 @@
 #include "glassbox/error.h"
 #include "glassbox/pipeline.h"
 #include "glassbox/session.h"
+#include "server/server_options.h"
 
 namespace glassbox::server {
 
@@ -31,7 +32,9 @@ struct LoadedModel {
   std::optional<Pipeline> pipeline;  // kText
   std::optional<Session> session;    // kTensor
   std::vector<OipSpec> inputs, outputs;
-  nlohmann::ordered_json explain;    // the model's declared decisions and engine options
+  nlohmann::ordered_json explain;    // the model's declared decisions and engine options (+ "warmup")
+  nlohmann::ordered_json warmup;     // the warm-up plan and its outcome (the index and explain show it)
+  std::string warmup_error;          // set when it serves without warm-up (derived shapes failed, policy ready)
   std::string dir;                   // where it was loaded from: never shown to clients
 
   const Session& engine() const { return pipeline ? pipeline->session() : *session; }
@@ -43,9 +46,12 @@ struct LoadedModel {
 // with the model's folder replaced by its name.
 std::string client_message(const Error& e, const LoadedModel& m);
 
-// Loads the version in `dir` and runs one warm-up inference; any failure (files, model,
-// warm-up) is the error, with the model directory named relative to the repository.
+// Loads the version in `dir` and runs its warm-up (declared, else derived: warmup.h). Any failure
+// of the files, the model or a declared warm-up is the error; a derived warm-up that fails is the
+// error only under warmup_failure "unavailable" (else the model serves, warmup_error says why).
+// The model directory is never named in an error (clients see "<model>").
 Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string& name, const std::string& version,
-                                                              const std::string& dir, const PipelineOptions& engine);
+                                                              const std::string& dir, const PipelineOptions& engine,
+                                                              const ServerOptions& options);
 
 }  // namespace glassbox::server

@@ -86,7 +86,23 @@ void ModelRepository::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+// The warm-up options a load depends on, checked once before any model loads.
+static Status check_warmup_options(const ServerOptions& o) {
+  if (o.warmup_failure != "ready" && o.warmup_failure != "unavailable")
+    return make_error(ErrorCode::kInvalidArgument, "warmup_failure '" + o.warmup_failure + "' is unknown", "server options",
+                      "use \"ready\" or \"unavailable\"");
+  for (int64_t v : {o.warmup_batch_size, o.warmup_sequence_length, o.warmup_image_size})
+    if (v < 1 || v > (int64_t{1} << 20))
+      return make_error(ErrorCode::kInvalidArgument, "warm-up sizes must be between 1 and 2^20, got " + std::to_string(v),
+                        "server options: warmup_batch_size / warmup_sequence_length / warmup_image_size");
+  if (!o.model_warmup.is_object())
+    return make_error(ErrorCode::kInvalidArgument, "model_warmup must be an object {\"MODEL\": {\"inputs\": {...}}}",
+                      "server options");
+  return {};
+}
+
 Status ModelRepository::configure() {
+  GB_RETURN_IF_ERROR(check_warmup_options(options_));
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& dir : options_.model_dirs) {
     std::error_code ec;
@@ -116,6 +132,12 @@ Status ModelRepository::configure() {
       slots_[name].folder = *folder;
     }
   }
+  for (const auto& [name, decl] : options_.model_warmup.items())  // a typo would silently fall back to the rule
+    if (!slots_.count(name))
+      return make_error(ErrorCode::kInvalidArgument, "model_warmup declares a warm-up for '" + name + "', which is not served",
+                        "server options: model_warmup",
+                        "name a model of the command line or the repository; a model added later declares its warm-up "
+                        "in its glassbox.json");
   return {};
 }
 
@@ -198,7 +220,7 @@ std::pair<int, std::string> ModelRepository::load_now(const std::string& name) {
   const auto t0 = std::chrono::steady_clock::now();
   auto version = resolve_version(folder);
   Result<std::shared_ptr<const LoadedModel>> loaded =
-      version.ok() ? load_model_version(name, version->version, version->dir, engine_)
+      version.ok() ? load_model_version(name, version->version, version->dir, engine_, options_)
                    : Result<std::shared_ptr<const LoadedModel>>(std::move(version).take_error().with_where("model '" + name + "'"));
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   if (on_load_) on_load_(name, loaded.ok());
@@ -219,11 +241,12 @@ std::pair<int, std::string> ModelRepository::load_now(const std::string& name) {
   const std::string before = slot.current ? slot.current->version : "";
   slot.current = std::move(loaded).value();  // the swap: requests already running keep the old version alive
   slot.state = "READY";
-  slot.reason.clear();
+  slot.reason = slot.current->warmup_error.empty() ? "" : "ready without warm-up: " + slot.current->warmup_error;
   auto loaded_version = resolve_version(folder);
   slot.signature = loaded_version.ok() ? signature_of(*loaded_version) : "";
-  log_line("model '" + name + "' version " + slot.current->version + " ready (loaded and warmed in " + std::to_string(ms) +
-           " ms" + (before.empty() ? "" : ", replaced version " + before) + ")");
+  log_line("model '" + name + "' version " + slot.current->version + " ready (loaded and " +
+           (slot.reason.empty() ? "warmed" : "NOT warmed") + " in " + std::to_string(ms) + " ms" +
+           (before.empty() ? "" : ", replaced version " + before) + ")" + (slot.reason.empty() ? "" : ": " + slot.reason));
   return {200, ""};
 }
 
@@ -297,7 +320,8 @@ std::vector<IndexEntry> ModelRepository::index() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<IndexEntry> out;
   for (const auto& [name, slot] : slots_)
-    out.push_back({name, slot.current ? slot.current->version : "", slot.state, slot.reason});
+    out.push_back({name, slot.current ? slot.current->version : "", slot.state, slot.reason,
+                   slot.current ? slot.current->warmup : nlohmann::ordered_json()});
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,7 +27,8 @@ struct IndexEntry {
   std::string name;
   std::string version;  // serving version ("" when none)
   std::string state;    // "READY", "LOADING", "UNAVAILABLE"
-  std::string reason;   // why not ready, or the last failed load
+  std::string reason;   // why not ready, the last failed load, or "ready without warm-up: ..."
+  nlohmann::ordered_json warmup;  // the serving version's warm-up: plan, source, outcome (null when none serves)
 };
 
 // The answer to "which model serves this request": the model, or an HTTP status and message.

@@ -23,6 +23,7 @@ void route_repository(ServerContext& ctx, HttpRequest&& req, const std::vector<s
       if (!e.version.empty()) row["version"] = e.version;
       row["state"] = e.state;
       row["reason"] = e.reason;
+      if (!e.warmup.is_null()) row["warmup"] = e.warmup;
       out.push_back(std::move(row));
     }
     return respond(json_response(200, out));
