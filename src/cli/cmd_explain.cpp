@@ -76,27 +76,19 @@ void print_warmup(const nlohmann::ordered_json& w, bool markdown) {
   }
 }
 
-void explain_command(const ExplainArgs& a) {
-  using namespace glassbox;
-  diag::EffectiveOptions opts;
-  server::ServeConfig serve;
-  if (a.serve && !a.config.empty()) {
-    cli::apply_serve_config_file("explain", a.config, serve);
-    opts.session = serve.session;
-    for (const auto& [k, v] : serve.sources) opts.sources[k] = v;
-  } else if (!a.config.empty()) {
-    std::ifstream in(a.config);
-    if (!in) cli::fail("explain", make_error(ErrorCode::kNotFound, "cannot read config file", a.config));
-    auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) cli::fail("explain", make_error(ErrorCode::kInvalidArgument, "config is not valid JSON", a.config));
-    Status s = diag::apply_config(j, opts);
-    if (!s.ok()) cli::fail("explain", std::move(s).take_error().with_where(a.config));
-  }
-  a.session.apply(opts.session, &opts.sources);
-  WeightsCacheReport cache;  // what this load found in the packed-weights cache
-  std::vector<Derivation> decisions;  // a model directory: the pipeline decisions and where each came from
-  std::vector<OpDecision> op_choices;  // what ops chose at load (tree layouts), with why
+// What loading the model showed: the pipeline or image decisions, the ops' load-time choices, the weights
+// cache and the warm-up plan (a serve run would use); `opts.session` gets the resolved session options.
+struct ExplainedModel {
+  glassbox::WeightsCacheReport cache;
+  std::vector<glassbox::Derivation> decisions;
+  std::vector<glassbox::OpDecision> op_choices;
   nlohmann::ordered_json warmup;  // null: no model given
+};
+
+ExplainedModel load_for_explain(const ExplainArgs& a, glassbox::diag::EffectiveOptions& opts,
+                                const glassbox::server::ServeConfig& serve) {
+  using namespace glassbox;
+  ExplainedModel m;
   std::error_code ec;
   const bool dir = !a.model.empty() && std::filesystem::is_directory(a.model, ec);
   // A folder without tokenizer.json is a tensor model as `serve` reads it: its model.onnx.
@@ -114,9 +106,9 @@ void explain_command(const ExplainArgs& a) {
     if (!c.ok()) cli::fail("explain", c.error());
     opts.session = c->session().options();
     for (const auto& s : c->steps())
-      decisions.push_back({s.field, s.value, s.risk.empty() ? s.source : s.source + " (risk: " + s.risk + ")"});
-    op_choices = c->session().op_decisions();
-    cache = c->session().weights_cache_report();
+      m.decisions.push_back({s.field, s.value, s.risk.empty() ? s.source : s.source + " (risk: " + s.risk + ")"});
+    m.op_choices = c->session().op_decisions();
+    m.cache = c->session().weights_cache_report();
   } else if (dir && !tensor_dir) {
     PipelineOptions po;
     po.session = opts.session;
@@ -124,22 +116,43 @@ void explain_command(const ExplainArgs& a) {
     auto pipeline = Pipeline::load(a.model, po);
     if (!pipeline.ok()) cli::fail("explain", pipeline.error());
     opts.session = pipeline->session().options();
-    decisions = pipeline->derivations();
-    for (const auto& d : decisions)  // glassbox.json may declare the precision
+    m.decisions = pipeline->derivations();
+    for (const auto& d : m.decisions)  // glassbox.json may declare the precision
       if ((d.field == "precision" || d.field == "weights_cache" || d.field == "pool_wait") && d.source == "glassbox.json")
         opts.sources["session." + d.field] = "file (glassbox.json)";
-    op_choices = pipeline->session().op_decisions();
-    cache = pipeline->session().weights_cache_report();
-    warmup = warmup_json(a.model, nullptr, serve.server);
+    m.op_choices = pipeline->session().op_decisions();
+    m.cache = pipeline->session().weights_cache_report();
+    m.warmup = warmup_json(a.model, nullptr, serve.server);
   } else if (!a.model.empty()) {
     // Loading resolves derived values (threads = 0 -> physical cores) exactly as `run` would.
     auto session = Session::load(model_file, opts.session);
     if (!session.ok()) cli::fail("explain", session.error());
     opts.session = session->options();
-    op_choices = session->op_decisions();
-    cache = session->weights_cache_report();
-    warmup = warmup_json(model_dir, &*session, serve.server);
+    m.op_choices = session->op_decisions();
+    m.cache = session->weights_cache_report();
+    m.warmup = warmup_json(model_dir, &*session, serve.server);
   }
+  return m;
+}
+
+void explain_command(const ExplainArgs& a) {
+  using namespace glassbox;
+  diag::EffectiveOptions opts;
+  server::ServeConfig serve;
+  if (a.serve && !a.config.empty()) {
+    cli::apply_serve_config_file("explain", a.config, serve);
+    opts.session = serve.session;
+    for (const auto& [k, v] : serve.sources) opts.sources[k] = v;
+  } else if (!a.config.empty()) {
+    std::ifstream in(a.config);
+    if (!in) cli::fail("explain", make_error(ErrorCode::kNotFound, "cannot read config file", a.config));
+    auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) cli::fail("explain", make_error(ErrorCode::kInvalidArgument, "config is not valid JSON", a.config));
+    Status s = diag::apply_config(j, opts);
+    if (!s.ok()) cli::fail("explain", std::move(s).take_error().with_where(a.config));
+  }
+  a.session.apply(opts.session, &opts.sources);
+  auto [cache, decisions, op_choices, warmup] = load_for_explain(a, opts, serve);
   auto rows = diag::explain_options(opts);
   auto process = diag::explain_process_options();
   rows.insert(rows.end(), process.begin(), process.end());
