@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "glassbox/error.h"
@@ -36,6 +37,14 @@ inline CLI::Option* add_weights_cache_option(CLI::App* cmd, std::string& target)
 }
 
 // --pool-wait auto|spin|sleep (SessionOptions::pool_wait), checked when parsed.
+// A model directory's ONNX file (glassbox::find_model_file): declared once for every verb that takes MODEL_DIR.
+inline CLI::Option* add_model_file_option(CLI::App* cmd, std::optional<std::string>& target) {
+  return cmd->add_option("--model-file", target,
+                         "FILE: the ONNX file inside the model directory, e.g. onnx/model_quantized.onnx (default: "
+                         "glassbox.json \"model_file\", else the fp32 model.onnx, then onnx/model.onnx; a directory with "
+                         "only variants is an error listing them)");
+}
+
 inline CLI::Option* add_pool_wait_option(CLI::App* cmd, std::string& target) {
   return cmd
       ->add_option("--pool-wait", target,

@@ -16,6 +16,7 @@ struct ExplainArgs {
   std::string precision;  // empty: not given
   std::optional<std::string> weights_cache;
   std::string pool_wait;  // empty: not given
+  std::optional<std::string> model_file;
   bool markdown = false, json = false;
   bool serve = false;
 };
@@ -41,6 +42,18 @@ void print_default_model() {
             << found.found_by << "\n  lookup order:";
   for (const auto& t : found.tried) std::cout << " " << t;
   std::cout << "\n";
+}
+
+// Decisions nothing in the model directory declared, whose default can be wrong for this model:
+// repeated after the list, with their risk, so they are not lost among the declared ones.
+void print_undeclared(const std::vector<glassbox::Derivation>& decisions) {
+  bool first = true;
+  for (const auto& d : decisions) {
+    if (d.risk.empty()) continue;
+    if (first) std::cout << "\nUNDECLARED (a default, not the model's own declaration):\n";
+    first = false;
+    std::cout << "  ! " << d.field << " = " << d.value << "\n    risk: " << d.risk << "\n";
+  }
 }
 
 void explain_command(const ExplainArgs& a) {
@@ -89,6 +102,7 @@ void explain_command(const ExplainArgs& a) {
     if (!a.precision.empty()) po.precision = opts.session.precision;
     if (a.weights_cache) po.weights_cache = *a.weights_cache;
     if (!a.pool_wait.empty()) po.pool_wait = opts.session.pool_wait;
+    po.model_file = a.model_file;
     auto pipeline = Pipeline::load(a.model, po);
     if (!pipeline.ok()) cli::fail("explain", pipeline.error());
     opts.session = pipeline->session().options();
@@ -115,8 +129,10 @@ void explain_command(const ExplainArgs& a) {
   }
   if (a.markdown) {
     std::cout << diag::explain_to_markdown(rows);
-    if (!decisions.empty()) std::cout << "\n| pipeline decision | value | source |\n|---|---|---|\n";
-    for (const auto& d : decisions) std::cout << "| " << d.field << " | " << d.value << " | " << d.source << " |\n";
+    if (!decisions.empty()) std::cout << "\n| pipeline decision | value | source | risk (undeclared) |\n|---|---|---|---|\n";
+    for (const auto& d : decisions)
+      std::cout << "| " << d.field << " | " << d.value << " | " << d.source << " | " << (d.risk.empty() ? "" : "**" + d.risk + "**")
+                << " |\n";
     if (!op_choices.empty()) std::cout << "\n| node | op | chosen at load |\n|---|---|---|\n";
     for (const auto& d : op_choices) std::cout << "| " << d.node << " | " << d.op_type << " | " << d.decision << " |\n";
     const std::string c = diag::weights_cache_to_text(cache);
@@ -125,7 +141,10 @@ void explain_command(const ExplainArgs& a) {
     auto j = diag::explain_to_json(rows);
     if (!decisions.empty()) {
       j["pipeline"] = nlohmann::json::array();
-      for (const auto& d : decisions) j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
+      for (const auto& d : decisions) {
+        j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
+        if (!d.risk.empty()) j["pipeline"].back()["risk"] = d.risk;
+      }
     }
     if (!op_choices.empty()) {
       j["op_decisions"] = nlohmann::json::array();
@@ -139,6 +158,7 @@ void explain_command(const ExplainArgs& a) {
     if (a.model.empty()) print_default_model();
     if (!decisions.empty()) std::cout << "\npipeline decisions (" << a.model << ")\n";
     for (const auto& d : decisions) std::cout << "  " << d.field << " = " << d.value << "  [" << d.source << "]\n";
+    print_undeclared(decisions);
     if (!op_choices.empty()) std::cout << "\nchosen at load (" << a.model << ")\n";
     for (const auto& d : op_choices) std::cout << "  " << d.node << " (" << d.op_type << "): " << d.decision << "\n";
     const std::string c = diag::weights_cache_to_text(cache);
@@ -165,6 +185,7 @@ void add_explain_command(CLI::App& app) {
                   "and why (default: option default, or glassbox.json)");
   glassbox::cli::add_pool_wait_option(cmd, a->pool_wait)
       ->description("as `run --pool-wait` (default: option default, or glassbox.json)");
+  glassbox::cli::add_model_file_option(cmd, a->model_file);
   auto* md = cmd->add_flag("--markdown", a->markdown, "write the table as Markdown (docs/decisions.md is generated this way)");
   cmd->add_flag("--serve", a->serve, "also print the options of `glassbox serve` (a --config file may then hold \"server\")");
   cmd->add_flag("--json", a->json, "print JSON (schema glassbox.explain/1)")->excludes(md);

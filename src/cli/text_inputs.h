@@ -29,12 +29,14 @@ struct TextArgs {
   std::string precision;  // empty: glassbox.json, else fp32
   std::optional<std::string> weights_cache;  // unset: glassbox.json, else off
   std::string pool_wait;                     // empty: glassbox.json, else auto
+  std::optional<std::string> model_file;     // unset: glassbox.json model_file, else model.onnx / onnx/model.onnx
 };
 
 inline void add_text_options(CLI::App* cmd, TextArgs& a) {
   cmd->add_option("args", a.positional,
-                  "[MODEL_DIR] TEXT...: a first argument that is a directory with model.onnx is the model directory; "
-                  "without texts, JSONL lines {\"text\":...,\"pair\"?:...} are read from stdin");
+                  "[MODEL_DIR] TEXT...: a first argument that is an existing directory is the model directory (never a "
+                  "text); without texts, JSONL lines {\"text\":...,\"pair\"?:...} are read from stdin");
+  add_model_file_option(cmd, a.model_file);
   cmd->add_option("--model", a.model_dir, "model directory (default: the embedded default model, " + default_model_dir() + ")");
   cmd->add_option("--truncation", a.truncation,
                   "none|longest_first|only_first|only_second (default: glassbox.json, else none = overlong input is an error)");
@@ -51,13 +53,17 @@ inline void add_text_options(CLI::App* cmd, TextArgs& a) {
       "\"pool_wait\", else auto = poll up to 200 us only while the machine has an idle core)");
 }
 
-// Splits positional args into the model directory and the texts.
-inline std::string resolve_model_dir(TextArgs& a, std::vector<PipelineInput>& texts) {
+// Splits positional args into the model directory and the texts. A first argument that is an
+// existing directory is the model directory, whatever it holds: Pipeline::load then names what
+// is missing, instead of the path being classified as a text.
+inline std::string resolve_model_dir(const std::string& verb, TextArgs& a, std::vector<PipelineInput>& texts) {
   std::string dir = a.model_dir;
   size_t first_text = 0;
   std::error_code ec;  // a long text is not a path: the non-throwing overloads just say "no"
-  if (dir.empty() && !a.positional.empty() && std::filesystem::is_directory(a.positional[0], ec) &&
-      std::filesystem::exists(std::filesystem::path(a.positional[0]) / "model.onnx", ec)) {
+  if (!a.positional.empty() && std::filesystem::is_directory(a.positional[0], ec)) {
+    if (!dir.empty())
+      fail(verb, make_error(ErrorCode::kInvalidArgument, "two model directories: --model " + dir + " and " + a.positional[0],
+                            {}, "give the model directory once (a directory is never read as a text)"));
     dir = a.positional[0];
     first_text = 1;
   }
@@ -96,7 +102,7 @@ inline std::vector<PipelineInput> read_jsonl_stdin(const std::string& verb) {
 // Loads the pipeline named by the arguments and collects the texts (from the
 // arguments, else JSONL on stdin); fails the verb with a clear message.
 inline Pipeline load_pipeline(const std::string& verb, TextArgs& a, std::vector<PipelineInput>& texts) {
-  const std::string dir = resolve_model_dir(a, texts);
+  const std::string dir = resolve_model_dir(verb, a, texts);
   PipelineOptions opts;
   opts.session.threads = a.threads;
   opts.truncation = a.truncation;
@@ -104,6 +110,7 @@ inline Pipeline load_pipeline(const std::string& verb, TextArgs& a, std::vector<
   if (!a.precision.empty()) opts.precision = precision_or_fail(verb, a.precision);
   opts.weights_cache = a.weights_cache;
   if (!a.pool_wait.empty()) opts.pool_wait = pool_wait_or_fail(verb, a.pool_wait);
+  opts.model_file = a.model_file;
   auto p = Pipeline::load(dir, opts);
   if (!p.ok()) fail(verb, p.error());
   if (texts.empty()) texts = read_jsonl_stdin(verb);
