@@ -158,7 +158,7 @@ def reference(model, vocab, spec, text, prompt, dimensions):
                    torch.zeros(1, len(ids), dtype=torch.long))[0].numpy()
     mask = np.ones(len(ids))
     if prompt and not spec.get("include_prompt", True):
-        plen = len(encode(vocab, prompt.lower())) - 1  # sentence-transformers' prompt_length
+        plen = len(encode(vocab, prompt.lower())) - 1  # prompt_length: less the closing [SEP] (a special token)
         mask[:plen] = 0
     v = pool(hs, mask, [m for m, _ in FLAGS if m in spec["pooling"]])
     for d in spec.get("dense", []):

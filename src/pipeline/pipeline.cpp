@@ -95,13 +95,14 @@ Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in,
       pair = *lowered_pair;
     }
   }
-  // Prompt positions pooling leaves out: the prompt's own encoding minus its last token (the
-  // closing special token), as sentence-transformers counts them.
+  // Prompt positions pooling leaves out: the prompt's own encoding, less its last token when that
+  // is a special token (a closing [SEP] / EOS), as sentence-transformers counts prompt_length.
   int64_t prompt_tokens = 0;
   if (!prompt.empty() && !p.decisions.include_prompt) {
     auto pe = p.tokenizer.encode(prompt, std::nullopt, opts);
     if (!pe.ok()) return std::move(pe).take_error().with_where("input " + std::to_string(index) + " prompt");
-    prompt_tokens = std::max<int64_t>(0, static_cast<int64_t>(pe->size()) - 1);
+    prompt_tokens = static_cast<int64_t>(pe->size());
+    if (prompt_tokens > 0 && pe->special_tokens_mask.back() != 0) --prompt_tokens;
   }
   auto full = p.tokenizer.encode(text, pair, opts);
   if (!full.ok()) return std::move(full).take_error().with_where("input " + std::to_string(index));
