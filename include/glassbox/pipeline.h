@@ -176,9 +176,9 @@ class Pipeline {
 // (glassbox, Optimum CLI), onnx/model.onnx (transformers.js, sentence-transformers' ONNX
 // backend), and their variants model_*.onnx / onnx/model_*.onnx (_quantized, _int8, _uint8,
 // _q4, _fp16, _bnb4, Optimum's model_qint8_avx512_vnni.onnx, ...). `declared` (a path relative
-// to dir: flag --model-file or glassbox.json "model_file", named by `declared_by`) wins;
-// otherwise the fp32 default model.onnx, then onnx/model.onnx. Only variants and no declaration:
-// an error listing them (a quantized file changes outputs; it is never picked silently).
+// to dir, named by `declared_by`: the flag --model-file) wins; then dir/glassbox.json
+// "model_file"; otherwise the fp32 default model.onnx, then onnx/model.onnx. Only variants and
+// no declaration: an error listing them (a quantized file changes outputs; never picked silently).
 struct ModelFileChoice {
   std::string path;                     // the file to load
   std::string relative;                 // its path inside the directory, e.g. "onnx/model.onnx"

@@ -53,6 +53,12 @@ Result<ModelFileChoice> find_model_file(const std::string& dir, const std::optio
   if (!fs::is_directory(dir, ec))
     return make_error(ErrorCode::kNotFound, "model directory does not exist", dir,
                       "pass a directory with model.onnx (or onnx/model.onnx), tokenizer.json and config.json");
+  if (!declared) {  // glassbox.json's declaration, when the caller has none
+    const std::string gj = (fs::path(dir) / "glassbox.json").string();
+    GB_ASSIGN_OR_RETURN(auto g, pipeline::read_json(gj, false));
+    GB_ASSIGN_OR_RETURN(auto file, pipeline::get_opt<std::string>(g, "model_file", gj));
+    if (file) return find_model_file(dir, file, "glassbox.json \"model_file\"");
+  }
   ModelFileChoice c;
   pipeline::list_model_files(dir, "", c.candidates);
   pipeline::list_model_files(fs::path(dir) / "onnx", "onnx/", c.candidates);
@@ -107,13 +113,7 @@ Result<ModelDirFiles> read_model_dir(const std::string& dir, const std::optional
     return make_error(ErrorCode::kNotFound, "model directory does not exist", dir,
                       "pass a directory with model.onnx (or onnx/model.onnx), tokenizer.json and config.json");
   GB_ASSIGN_OR_RETURN(f.glassbox, read_json((fs::path(dir) / "glassbox.json").string(), false));
-  const std::string gj_path = (fs::path(dir) / "glassbox.json").string();
-  GB_ASSIGN_OR_RETURN(auto declared, get_opt<std::string>(f.glassbox, "model_file", gj_path));
-  if (model_file) {
-    GB_ASSIGN_OR_RETURN(f.model, find_model_file(dir, model_file, "flag --model-file"));
-  } else {
-    GB_ASSIGN_OR_RETURN(f.model, find_model_file(dir, declared, "glassbox.json \"model_file\""));
-  }
+  GB_ASSIGN_OR_RETURN(f.model, find_model_file(dir, model_file));  // flag > glassbox.json "model_file" > default
   f.model_path = f.model.path;
   f.tokenizer_path = (fs::path(dir) / "tokenizer.json").string();
   if (!fs::exists(f.tokenizer_path, ec))

@@ -86,6 +86,15 @@ TEST_F(Layout, OnlyVariantsIsAnErrorListingThem) {
   ASSERT_TRUE(d.ok()) << d.error().to_string();
   EXPECT_EQ(d->relative, "onnx/model_int8.onnx");
   EXPECT_EQ(d->source, "glassbox.json");
+  std::ofstream(dir_ / "glassbox.json") << R"({"model_file": "model_fp16.onnx"})";
+  auto e = find_model_file(dir_.string());  // the directory's own declaration
+  ASSERT_TRUE(e.ok()) << e.error().to_string();
+  EXPECT_EQ(e->relative, "model_fp16.onnx");
+  EXPECT_EQ(e->source, "glassbox.json \"model_file\"");
+  auto f = find_model_file(dir_.string(), std::string("onnx/model_int8.onnx"));  // the flag wins
+  ASSERT_TRUE(f.ok()) << f.error().to_string();
+  EXPECT_EQ(f->relative, "onnx/model_int8.onnx");
+  EXPECT_EQ(f->source, "flag --model-file");
 }
 
 TEST_F(Layout, NoModelNamesWhatWasLookedFor) {
