@@ -96,7 +96,7 @@ Result<ModelFileChoice> find_model_file(const std::string& dir, const std::optio
                       "choose one with --model-file FILE or \"model_file\" in glassbox.json (a quantized file changes outputs: "
                       "measure it with `glassbox accuracy`)");
   return make_error(ErrorCode::kNotFound,
-                    "no ONNX model found (looked for model.onnx, onnx/model.onnx, model_*.onnx, onnx/model_*.onnx)", dir,
+                    "the ONNX model is missing (looked for model.onnx, onnx/model.onnx, model_*.onnx, onnx/model_*.onnx)", dir,
                     "a model directory holds the ONNX file, tokenizer.json and config.json; export one with Optimum "
                     "(optimum-cli export onnx) or name the file with --model-file");
 }
