@@ -1,10 +1,13 @@
-// Text pipelines on a model directory (Hugging Face Optimum layout):
-// model.onnx, tokenizer.json, config.json, optional tokenizer_config.json and
-// glassbox.json (the declared decisions). Whatever glassbox.json leaves out is
+// Text pipelines on a model directory as publishers write it: the ONNX file (model.onnx,
+// onnx/model.onnx or a declared variant, see find_model_file), tokenizer.json, config.json,
+// optional tokenizer_config.json, the sentence-transformers files (modules.json, 1_Pooling/,
+// 2_Dense/, config_sentence_transformers.json, sentence_bert_config.json) and glassbox.json
+// (the declared decisions, which win over the rest). Whatever glassbox.json leaves out is
 // derived from the other files, and every derivation is recorded with its source.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,7 +20,21 @@
 namespace glassbox {
 
 enum class PipelineTask { kClassify, kEmbed };
-enum class Pooling { kCls, kMean, kNone };
+// How token vectors become one text vector (sentence-transformers' Pooling modes, in the
+// order it concatenates them when several are declared), or kNone: the model's output is
+// already [batch, hidden].
+enum class Pooling { kCls, kMax, kMean, kMeanSqrtLen, kWeightedMean, kLastToken, kNone };
+// "cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken", "none"
+const char* pooling_name(Pooling p);
+
+// A sentence-transformers Dense module applied to the pooled vector: activation(W x + b).
+struct DenseLayer {
+  std::string dir;                 // the module folder, e.g. "2_Dense"
+  int64_t in = 0, out = 0;         // in_features, out_features
+  std::vector<float> weight;       // [out, in], row-major (safetensors "linear.weight")
+  std::vector<float> bias;         // [out], empty without bias ("linear.bias")
+  std::string activation;          // "identity" | "tanh" | "relu" | "sigmoid" | "gelu" (erf)
+};
 
 // The decisions a pipeline runs with (glassbox.json's fields).
 struct PipelineDecisions {
@@ -25,8 +42,16 @@ struct PipelineDecisions {
   int64_t max_length = 0;                      // tokens per input including special tokens
   std::optional<TruncationPolicy> truncation;  // nullopt = an overlong input is an error
   int64_t batch_size = 8;                      // texts per model run
-  Pooling pooling = Pooling::kMean;            // embed only
-  bool normalize = false;                      // embed only: L2-normalize vectors
+  Pooling pooling = Pooling::kMean;            // embed only: pooling_modes.front(), for callers that show one mode
+  std::vector<Pooling> pooling_modes = {Pooling::kMean};  // embed: several = concatenated in this order
+  bool include_prompt = true;                  // false: prompt tokens are left out of pooling (1_Pooling include_prompt)
+  std::vector<DenseLayer> dense;               // embed: applied after pooling, in order (modules.json Dense)
+  bool normalize = false;                      // embed only: L2-normalize vectors (after dense and dimensions)
+  std::map<std::string, std::string> prompts;  // named prompts (config_sentence_transformers.json prompts)
+  std::string default_prompt_name;             // "" = none; used when a request names no prompt
+  std::string similarity = "cosine";           // cosine | dot | euclidean | manhattan (similarity_fn_name)
+  bool lowercase_input = false;                // lowercase texts before tokenizing (sentence_bert_config do_lower_case)
+  std::string model_file;                      // the ONNX file loaded, relative to the model directory
   std::vector<std::string> labels;             // classify: label of each logit
   uint32_t pad_id = 0;                         // id used to pad batches (attention mask 0)
   // Batches of texts of different lengths run with Session::run_unpadded (each text on its
@@ -41,6 +66,7 @@ struct Derivation {
   std::string field;
   std::string value;
   std::string source;
+  std::string risk = {};  // set when nothing declared it and the default can be wrong for this model (explain shows it)
 };
 
 struct PipelineOptions {
@@ -54,6 +80,7 @@ struct PipelineOptions {
   std::optional<std::string> weights_cache;    // override of glassbox.json weights_cache (flag --weights-cache; "" = off)
   std::string weights_cache_source = "flag --weights-cache";  // as precision_source ("argument weights_cache": Python)
   std::optional<PoolWait> pool_wait;           // override of glassbox.json pool_wait (flag --pool-wait)
+  std::optional<std::string> model_file;       // override of glassbox.json model_file (flag --model-file)
 };
 
 struct PipelineInput {
@@ -63,6 +90,10 @@ struct PipelineInput {
   // truncation policy (longest_first then applies): a caller's explicit per-input
   // choice, e.g. a server request's "truncate": true. The result reports tokens_dropped.
   bool allow_truncation = false;
+  // Embed: the prompt put before the text (sentence-transformers: prompt + text), by name from
+  // decisions().prompts or literally; at most one of the two. Neither: default_prompt_name.
+  std::optional<std::string> prompt_name = std::nullopt;
+  std::optional<std::string> prompt = std::nullopt;
 };
 
 struct LabelScore {
@@ -87,6 +118,13 @@ struct Embedding {
 struct EncodedText {
   Encoding encoding;
   int64_t tokens_dropped = 0;
+  int64_t prompt_tokens = 0;  // leading positions pooling leaves out (include_prompt false; 0 otherwise)
+};
+
+// Per-call embedding options (the server's and CLI's request fields).
+struct EmbedOptions {
+  std::optional<bool> normalize;       // nullopt: decisions().normalize
+  std::optional<int64_t> dimensions;   // Matryoshka: keep the first N values, then normalize (if on)
 };
 
 // What one engine run of a batch computed.
@@ -120,9 +158,12 @@ class Pipeline {
                                                        BatchStats* stats = nullptr) const;
   Result<std::vector<Embedding>> embed_encoded(const std::vector<EncodedText>& batch, std::optional<bool> normalize,
                                                BatchStats* stats = nullptr) const;
+  Result<std::vector<Embedding>> embed_encoded(const std::vector<EncodedText>& batch, const EmbedOptions& options,
+                                               BatchStats* stats = nullptr) const;
   // normalize: overrides the declared decisions().normalize for this call (nullopt: declared).
   Result<std::vector<Embedding>> embed(const std::vector<PipelineInput>& inputs,
                                        std::optional<bool> normalize = std::nullopt) const;
+  Result<std::vector<Embedding>> embed(const std::vector<PipelineInput>& inputs, const EmbedOptions& options) const;
 
   struct Impl;
 
@@ -130,6 +171,22 @@ class Pipeline {
   explicit Pipeline(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// Where a model directory's ONNX file is. Looked for as publishers write it: model.onnx
+// (glassbox, Optimum CLI), onnx/model.onnx (transformers.js, sentence-transformers' ONNX
+// backend), and their variants model_*.onnx / onnx/model_*.onnx (_quantized, _int8, _uint8,
+// _q4, _fp16, _bnb4, Optimum's model_qint8_avx512_vnni.onnx, ...). `declared` (a path relative
+// to dir, named by `declared_by`: the flag --model-file) wins; then dir/glassbox.json
+// "model_file"; otherwise the fp32 default model.onnx, then onnx/model.onnx. Only variants and
+// no declaration: an error listing them (a quantized file changes outputs; never picked silently).
+struct ModelFileChoice {
+  std::string path;                     // the file to load
+  std::string relative;                 // its path inside the directory, e.g. "onnx/model.onnx"
+  std::string source;                   // why this file (the declaration, or the default rule)
+  std::vector<std::string> candidates;  // every model*.onnx found in dir and dir/onnx (relative, sorted)
+};
+Result<ModelFileChoice> find_model_file(const std::string& dir, const std::optional<std::string>& declared = std::nullopt,
+                                        const std::string& declared_by = "flag --model-file");
 
 // Where the default model (models/langid) is looked for when no model directory is given
 // (`classify`, `embed`, `serve` without --model; --model always wins). Lookup order, first

@@ -132,8 +132,10 @@ void bind_pipeline(py::module_& m) {
         eo.sources = self.sources;
         nlohmann::ordered_json j = diag::explain_to_json(diag::explain_options(eo));
         j["pipeline"] = nlohmann::json::array();
-        for (const auto& d : self.pipeline->derivations())
+        for (const auto& d : self.pipeline->derivations()) {
           j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
+          if (!d.risk.empty()) j["pipeline"].back()["risk"] = d.risk;  // as `glassbox explain --json`
+        }
         return json_to_python(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       });
 

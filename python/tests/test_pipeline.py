@@ -132,6 +132,42 @@ def test_embed_equals_cli(embed_dir):
         glassbox.pipeline("text-classification", embed_dir)
 
 
+def test_sentence_transformers_layout_decisions(embed_dir, tmp_path):
+    """A sentence-transformers directory (Optimum's onnx/model.onnx, modules.json, 1_Pooling CLS, Normalize) with
+    no glassbox.json: the Python pipeline gets the C++ pipeline's decisions, CLS vectors, as the CLI does."""
+    d = tmp_path / "st_cls"
+    (d / "onnx").mkdir(parents=True)
+    shutil.copy(f"{embed_dir}/model.onnx", d / "onnx" / "model.onnx")
+    for f in ("tokenizer.json", "config.json"):
+        shutil.copy(f"{embed_dir}/{f}", d / f)
+    (d / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]))
+    (d / "1_Pooling").mkdir()
+    (d / "1_Pooling" / "config.json").write_text(json.dumps({
+        "word_embedding_dimension": 64, "pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False,
+        "pooling_mode_max_tokens": False, "pooling_mode_mean_sqrt_len_tokens": False,
+        "pooling_mode_weightedmean_tokens": False, "pooling_mode_lasttoken": False, "include_prompt": True}))
+    texts = ["the weather is lovely today", "I forgot my keys at the office"]
+    emb = glassbox.pipeline("feature-extraction", str(d), threads=1)
+    rows = {r["field"]: r for r in emb.explain()["pipeline"]}
+    assert rows["model_file"]["value"] == "onnx/model.onnx"
+    assert rows["pooling"]["value"] == "cls" and "1_Pooling/config.json" in rows["pooling"]["source"]
+    assert rows["normalize"]["value"] == "true" and "2_Normalize" in rows["normalize"]["source"]
+    assert not any("risk" in r for r in rows.values())
+    vectors = emb(texts)
+    cli = cli_jsonl(["embed", str(d), "--threads", "1"], texts)
+    for i, c in enumerate(cli):
+        np.testing.assert_allclose(vectors[i], np.asarray(c["vector"], np.float32), rtol=0, atol=1e-6)
+    mean = glassbox.pipeline("feature-extraction", embed_dir, threads=1)(texts)  # same model, mean + normalize
+    assert np.all(np.abs(np.sum(vectors * mean, axis=1)) < 0.999)
+    (d / "1_Pooling" / "config.json").write_text(json.dumps({"word_embedding_dimension": 64,
+                                                             "pooling_mode_median_tokens": True}))
+    with pytest.raises(glassbox.Unsupported, match="pooling_mode_median_tokens"):
+        glassbox.pipeline("feature-extraction", str(d))
+
+
 def test_weights_cache_argument_equals_cli_flag(embed_dir, tmp_path):
     cache = tmp_path / "cache"
     texts = ["the weather is lovely today", "I forgot my keys at the office"]

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "glassbox/error.h"
@@ -14,6 +15,14 @@ namespace glassbox::cli {
 [[noreturn]] inline void fail(const std::string& verb, const Error& e, int exit_code = 1) {
   std::cerr << "glassbox " << verb << ": " << e.to_string() << "\n";
   throw CLI::RuntimeError(exit_code);
+}
+
+// A model directory's ONNX file (glassbox::find_model_file): declared once for every verb that takes MODEL_DIR.
+inline CLI::Option* add_model_file_option(CLI::App* cmd, std::optional<std::string>& target) {
+  return cmd->add_option("--model-file", target,
+                         "FILE: the ONNX file inside the model directory, e.g. onnx/model_quantized.onnx (default: "
+                         "glassbox.json \"model_file\", else the fp32 model.onnx, then onnx/model.onnx; a directory with "
+                         "only variants is an error listing them)");
 }
 
 inline Precision precision_or_fail(const std::string& verb, const std::string& text) {

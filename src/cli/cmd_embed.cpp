@@ -1,4 +1,5 @@
-// glassbox embed [MODEL_DIR] [TEXT...] [--output FILE.npy] [--batch N] [--truncation P]
+// glassbox embed [MODEL_DIR] [TEXT...] [--output FILE.npy] [--batch N] [--truncation P] [--dimensions N]
+//                [--prompt-name NAME | --prompt TEXT] [--model-file FILE]
 #include "cli/text_inputs.h"
 #include "runtime/tensor_io.h"
 
@@ -8,20 +9,36 @@ void add_embed_command(CLI::App& app) {
   struct Args {
     glassbox::cli::TextArgs text;
     std::string output;
+    std::optional<int64_t> dimensions;
+    std::optional<std::string> prompt_name, prompt;
   };
   auto a = std::make_shared<Args>();
   glassbox::cli::add_text_options(cmd, a->text);
   cmd->add_option("--output", a->output, "write all vectors as one float32 [texts, hidden] .npy (default: JSONL on stdout)");
+  cmd->add_option("--dimensions", a->dimensions,
+                  "N: keep the first N values of each vector (Matryoshka), then normalize if the model does "
+                  "(default: the whole vector)")->check(CLI::PositiveNumber);
+  cmd->add_option("--prompt-name", a->prompt_name,
+                  "NAME: put the model's prompt NAME (config_sentence_transformers.json prompts) before each text "
+                  "(default: its default_prompt_name, else none)");
+  cmd->add_option("--prompt", a->prompt, "TEXT: put TEXT before each text, literally (default: as --prompt-name)")
+      ->excludes("--prompt-name");
   cmd->callback([a] {
     using namespace glassbox;
     std::vector<PipelineInput> texts;
     Pipeline pipeline = cli::load_pipeline("embed", a->text, texts);
+    for (auto& t : texts) {
+      t.prompt_name = a->prompt_name;
+      t.prompt = a->prompt;
+    }
+    EmbedOptions options;
+    options.dimensions = a->dimensions;
     const Pipeline* p = &pipeline;
     const auto t0 = std::chrono::steady_clock::now();
     int64_t tokens = 0;
     std::vector<Embedding> all;
     cli::with_progress(texts, 256, [&](const std::vector<PipelineInput>& chunk) {
-      auto r = p->embed(chunk);
+      auto r = p->embed(chunk, options);
       if (!r.ok()) cli::fail("embed", r.error());
       for (size_t i = 0; i < r->size(); ++i) {
         tokens += (*r)[i].tokens;

@@ -16,6 +16,7 @@ namespace {
 struct ExplainArgs {
   std::string model, config;
   glassbox::cli::SessionFlags session;
+  std::optional<std::string> model_file;  // --model-file
   bool markdown = false, json = false;
   bool serve = false;
 };
@@ -91,9 +92,14 @@ ExplainedModel load_for_explain(const ExplainArgs& a, glassbox::diag::EffectiveO
   ExplainedModel m;
   std::error_code ec;
   const bool dir = !a.model.empty() && std::filesystem::is_directory(a.model, ec);
-  // A folder without tokenizer.json is a tensor model as `serve` reads it: its model.onnx.
+  // A folder without tokenizer.json is a tensor model as `serve` reads it.
   const bool tensor_dir = dir && !std::filesystem::exists(std::filesystem::path(a.model) / "tokenizer.json", ec);
-  const std::string model_file = tensor_dir ? (std::filesystem::path(a.model) / "model.onnx").string() : a.model;
+  std::string model_file = a.model;
+  if (tensor_dir && !vision::is_image_model_dir(a.model)) {  // where publishers put it (find_model_file)
+    auto f = find_model_file(a.model, a.model_file);
+    if (!f.ok()) cli::fail("explain", f.error());
+    model_file = f->path;
+  }
   // The model directory a warm-up declaration (glassbox.json) is read from: a folder, or a file named model.onnx.
   const std::string model_dir = dir ? a.model
                                     : std::filesystem::path(a.model).filename() == "model.onnx"
@@ -113,6 +119,7 @@ ExplainedModel load_for_explain(const ExplainArgs& a, glassbox::diag::EffectiveO
     PipelineOptions po;
     po.session = opts.session;
     a.session.apply(po);
+    po.model_file = a.model_file;
     auto pipeline = Pipeline::load(a.model, po);
     if (!pipeline.ok()) cli::fail("explain", pipeline.error());
     opts.session = pipeline->session().options();
@@ -133,6 +140,18 @@ ExplainedModel load_for_explain(const ExplainArgs& a, glassbox::diag::EffectiveO
     m.warmup = warmup_json(model_dir, &*session, serve.server);
   }
   return m;
+}
+
+// Decisions nothing in the model directory declared, whose default can be wrong for this model:
+// repeated after the list, with their risk, so they are not lost among the declared ones.
+void print_undeclared(const std::vector<glassbox::Derivation>& decisions) {
+  bool first = true;
+  for (const auto& d : decisions) {
+    if (d.risk.empty()) continue;
+    if (first) std::cout << "\nUNDECLARED (a default, not the model's own declaration):\n";
+    first = false;
+    std::cout << "  ! " << d.field << " = " << d.value << "\n    risk: " << d.risk << "\n";
+  }
 }
 
 void explain_command(const ExplainArgs& a) {
@@ -162,8 +181,10 @@ void explain_command(const ExplainArgs& a) {
   }
   if (a.markdown) {
     std::cout << diag::explain_to_markdown(rows);
-    if (!decisions.empty()) std::cout << "\n| pipeline decision | value | source |\n|---|---|---|\n";
-    for (const auto& d : decisions) std::cout << "| " << d.field << " | " << d.value << " | " << d.source << " |\n";
+    if (!decisions.empty()) std::cout << "\n| pipeline decision | value | source | risk (undeclared) |\n|---|---|---|---|\n";
+    for (const auto& d : decisions)
+      std::cout << "| " << d.field << " | " << d.value << " | " << d.source << " | " << (d.risk.empty() ? "" : "**" + d.risk + "**")
+                << " |\n";
     if (!op_choices.empty()) std::cout << "\n| node | op | chosen at load |\n|---|---|---|\n";
     for (const auto& d : op_choices) std::cout << "| " << d.node << " | " << d.op_type << " | " << d.decision << " |\n";
     const std::string c = diag::weights_cache_to_text(cache);
@@ -173,7 +194,10 @@ void explain_command(const ExplainArgs& a) {
     auto j = diag::explain_to_json(rows);
     if (!decisions.empty()) {
       j["pipeline"] = nlohmann::json::array();
-      for (const auto& d : decisions) j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
+      for (const auto& d : decisions) {
+        j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
+        if (!d.risk.empty()) j["pipeline"].back()["risk"] = d.risk;
+      }
     }
     if (!op_choices.empty()) {
       j["op_decisions"] = nlohmann::json::array();
@@ -188,6 +212,7 @@ void explain_command(const ExplainArgs& a) {
     if (a.model.empty()) print_default_model();
     if (!decisions.empty()) std::cout << "\npipeline decisions (" << a.model << ")\n";
     for (const auto& d : decisions) std::cout << "  " << d.field << " = " << d.value << "  [" << d.source << "]\n";
+    print_undeclared(decisions);
     if (!op_choices.empty()) std::cout << "\nchosen at load (" << a.model << ")\n";
     for (const auto& d : op_choices) std::cout << "  " << d.node << " (" << d.op_type << "): " << d.decision << "\n";
     const std::string c = diag::weights_cache_to_text(cache);
@@ -211,6 +236,7 @@ void add_explain_command(CLI::App& app) {
   using glassbox::cli::SessionFlag;
   glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kThreads, SessionFlag::kOptLevel, SessionFlag::kPrecision,
                                                      SessionFlag::kWeightsCache, SessionFlag::kPoolWait});
+  glassbox::cli::add_model_file_option(cmd, a->model_file);
   auto* md = cmd->add_flag("--markdown", a->markdown, "write the table as Markdown (docs/decisions.md is generated this way)");
   cmd->add_flag("--serve", a->serve, "also print the options of `glassbox serve` (a --config file may then hold \"server\")");
   cmd->add_flag("--json", a->json, "print JSON (schema glassbox.explain/1)")->excludes(md);

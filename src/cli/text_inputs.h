@@ -27,12 +27,14 @@ struct TextArgs {
   std::optional<std::string> truncation;
   std::optional<int64_t> batch;
   SessionFlags session;  // unset flags: glassbox.json, else the option's default
+  std::optional<std::string> model_file;     // unset: glassbox.json model_file, else model.onnx / onnx/model.onnx
 };
 
 inline void add_text_options(CLI::App* cmd, TextArgs& a) {
   cmd->add_option("args", a.positional,
-                  "[MODEL_DIR] TEXT...: a first argument that is a directory with model.onnx is the model directory; "
-                  "without texts, JSONL lines {\"text\":...,\"pair\"?:...} are read from stdin");
+                  "[MODEL_DIR] TEXT...: a first argument that is an existing directory is the model directory (never a "
+                  "text); without texts, JSONL lines {\"text\":...,\"pair\"?:...} are read from stdin");
+  add_model_file_option(cmd, a.model_file);
   cmd->add_option("--model", a.model_dir, "model directory (default: the embedded default model, " + default_model_dir() + ")");
   cmd->add_option("--truncation", a.truncation,
                   "none|longest_first|only_first|only_second (default: glassbox.json, else none = overlong input is an error)");
@@ -41,13 +43,17 @@ inline void add_text_options(CLI::App* cmd, TextArgs& a) {
                                      SessionFlag::kPoolWait});
 }
 
-// Splits positional args into the model directory and the texts.
-inline std::string resolve_model_dir(TextArgs& a, std::vector<PipelineInput>& texts) {
+// Splits positional args into the model directory and the texts. A first argument that is an
+// existing directory is the model directory, whatever it holds: Pipeline::load then names what
+// is missing, instead of the path being classified as a text.
+inline std::string resolve_model_dir(const std::string& verb, TextArgs& a, std::vector<PipelineInput>& texts) {
   std::string dir = a.model_dir;
   size_t first_text = 0;
   std::error_code ec;  // a long text is not a path: the non-throwing overloads just say "no"
-  if (dir.empty() && !a.positional.empty() && std::filesystem::is_directory(a.positional[0], ec) &&
-      std::filesystem::exists(std::filesystem::path(a.positional[0]) / "model.onnx", ec)) {
+  if (!a.positional.empty() && std::filesystem::is_directory(a.positional[0], ec)) {
+    if (!dir.empty())
+      fail(verb, make_error(ErrorCode::kInvalidArgument, "two model directories: --model " + dir + " and " + a.positional[0],
+                            {}, "give the model directory once (a directory is never read as a text)"));
     dir = a.positional[0];
     first_text = 1;
   }
@@ -86,11 +92,12 @@ inline std::vector<PipelineInput> read_jsonl_stdin(const std::string& verb) {
 // Loads the pipeline named by the arguments and collects the texts (from the
 // arguments, else JSONL on stdin); fails the verb with a clear message.
 inline Pipeline load_pipeline(const std::string& verb, TextArgs& a, std::vector<PipelineInput>& texts) {
-  const std::string dir = resolve_model_dir(a, texts);
+  const std::string dir = resolve_model_dir(verb, a, texts);
   PipelineOptions opts;
   a.session.apply(opts);
   opts.truncation = a.truncation;
   opts.batch_size = a.batch;
+  opts.model_file = a.model_file;
   auto p = Pipeline::load(dir, opts);
   if (!p.ok()) fail(verb, p.error());
   if (texts.empty()) texts = read_jsonl_stdin(verb);

@@ -9,6 +9,7 @@
 #include "diag/inputs.h"
 #include "diag/probe_text.h"
 #include "glassbox/numerics.h"
+#include "glassbox/pipeline.h"
 
 namespace glassbox::diag {
 namespace {
@@ -101,8 +102,8 @@ Result<ProbeReport> probe_model(const std::string& path, const SessionOptions& s
   r.max_length = o.max_length;
   r.max_length_source = o.max_length > 0 ? "flag" : "unknown";
   if (fs::is_directory(path)) {
-    model_path = (fs::path(path) / "model.onnx").string();
-    if (!fs::exists(model_path)) return make_error(ErrorCode::kNotFound, "model directory has no model.onnx", path);
+    GB_ASSIGN_OR_RETURN(ModelFileChoice choice, find_model_file(path));  // model.onnx, onnx/model.onnx, ...
+    model_path = choice.path;
     std::ifstream cfg(fs::path(path) / "config.json");
     if (cfg && o.max_length <= 0) {
       auto j = nlohmann::json::parse(cfg, nullptr, false);

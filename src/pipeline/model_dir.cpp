@@ -1,8 +1,9 @@
 #include "pipeline/model_dir.h"
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <type_traits>
+
+#include "pipeline/json_fields.h"
 
 namespace glassbox::pipeline {
 namespace {
@@ -10,59 +11,117 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-Result<json> read_json(const std::string& path, bool required) {
-  std::ifstream in(path);
-  if (!in) {
-    if (!required) return json(nullptr);
-    return make_error(ErrorCode::kNotFound, "required file is missing", path,
-                      "a model directory needs model.onnx, tokenizer.json and config.json");
+// "model.onnx" and "model_*.onnx" directly in `dir` (relative names prefixed by `prefix`).
+void list_model_files(const fs::path& dir, const std::string& prefix, std::vector<std::string>& out) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file(ec) || name.size() < 10 || name.compare(name.size() - 5, 5, ".onnx") != 0) continue;
+    if (name == "model.onnx" || name.rfind("model_", 0) == 0) out.push_back(prefix + name);
   }
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return make_error(ErrorCode::kInvalidModel, "not a JSON object", path);
-  return j;
 }
 
-template <class T>
-constexpr const char* type_name() {
-  if constexpr (std::is_same_v<T, std::string>) return "a string";
-  else if constexpr (std::is_same_v<T, bool>) return "true or false";
-  else return "an integer";
-}
-
-// A field that is absent (or null) is nullopt; a field of the wrong type is an error, never ignored.
-template <class T>
-Result<std::optional<T>> get_opt(const json& j, const char* key, const std::string& file) {
-  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return std::optional<T>();
-  const json& v = j[key];
-  bool ok = false;
-  if constexpr (std::is_same_v<T, std::string>) ok = v.is_string();
-  else if constexpr (std::is_same_v<T, bool>) ok = v.is_boolean();
-  else if constexpr (std::is_unsigned_v<T>) ok = v.is_number_unsigned();
-  else ok = v.is_number_integer();
-  if (!ok)
-    return make_error(ErrorCode::kInvalidModel, std::string("field '") + key + "' must be " + type_name<T>() + ", got " + v.dump(),
-                      file, std::string("fix the value of \"") + key + "\"");
-  return std::optional<T>(v.get<T>());
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
 }
 
 }  // namespace
 
-Result<ModelDirFiles> read_model_dir(const std::string& dir) {
+}  // namespace glassbox::pipeline
+
+namespace glassbox {
+
+const char* pooling_name(Pooling p) {
+  switch (p) {
+    case Pooling::kCls: return "cls";
+    case Pooling::kMax: return "max";
+    case Pooling::kMean: return "mean";
+    case Pooling::kMeanSqrtLen: return "mean_sqrt_len_tokens";
+    case Pooling::kWeightedMean: return "weightedmean";
+    case Pooling::kLastToken: return "lasttoken";
+    case Pooling::kNone: return "none";
+  }
+  return "?";
+}
+
+Result<ModelFileChoice> find_model_file(const std::string& dir, const std::optional<std::string>& declared,
+                                        const std::string& declared_by) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return make_error(ErrorCode::kNotFound, "model directory does not exist", dir,
+                      "pass a directory with model.onnx (or onnx/model.onnx), tokenizer.json and config.json");
+  if (!declared) {  // glassbox.json's declaration, when the caller has none
+    const std::string gj = (fs::path(dir) / "glassbox.json").string();
+    GB_ASSIGN_OR_RETURN(auto g, pipeline::read_json(gj, false));
+    GB_ASSIGN_OR_RETURN(auto file, pipeline::get_opt<std::string>(g, "model_file", gj));
+    if (file) return find_model_file(dir, file, "glassbox.json \"model_file\"");
+  }
+  ModelFileChoice c;
+  pipeline::list_model_files(dir, "", c.candidates);
+  pipeline::list_model_files(fs::path(dir) / "onnx", "onnx/", c.candidates);
+  std::sort(c.candidates.begin(), c.candidates.end());
+  std::vector<std::string> others;
+  if (declared) {
+    const fs::path rel = fs::path(*declared).lexically_normal();
+    if (declared->empty() || rel.is_absolute() || *rel.begin() == "..")
+      return make_error(ErrorCode::kInvalidArgument, "model file '" + *declared + "' is not a path inside the model directory",
+                        declared_by, "name the file relative to " + dir + ", e.g. onnx/model_quantized.onnx");
+    const fs::path full = fs::path(dir) / rel;
+    if (!fs::is_regular_file(full, ec))
+      return make_error(ErrorCode::kNotFound, "model file '" + rel.string() + "' (" + declared_by + ") does not exist", dir,
+                        c.candidates.empty() ? "this directory holds no model*.onnx file"
+                                             : "ONNX files here: " + pipeline::joined(c.candidates));
+    c.relative = rel.string();
+    c.path = full.string();
+    c.source = declared_by;
+    return c;
+  }
+  for (const char* name : {"model.onnx", "onnx/model.onnx"}) {
+    if (!fs::is_regular_file(fs::path(dir) / name, ec)) continue;
+    c.relative = name;
+    c.path = (fs::path(dir) / name).string();
+    c.source = std::string("default: ") + name + " (the fp32 export: quantized variants change outputs)";
+    for (const auto& f : c.candidates)
+      if (f != c.relative) others.push_back(f);
+    if (!others.empty())
+      c.source += "; also here: " + pipeline::joined(others) + " (choose one with --model-file or glassbox.json \"model_file\")";
+    return c;
+  }
+  if (!c.candidates.empty())
+    return make_error(ErrorCode::kInvalidArgument,
+                      "no fp32 model.onnx or onnx/model.onnx, only variants: " + pipeline::joined(c.candidates), dir,
+                      "choose one with --model-file FILE or \"model_file\" in glassbox.json (a quantized file changes outputs: "
+                      "measure it with `glassbox accuracy`)");
+  return make_error(ErrorCode::kNotFound,
+                    "the ONNX model is missing (looked for model.onnx, onnx/model.onnx, model_*.onnx, onnx/model_*.onnx)", dir,
+                    "a model directory holds the ONNX file, tokenizer.json and config.json; export one with Optimum "
+                    "(optimum-cli export onnx) or name the file with --model-file");
+}
+
+}  // namespace glassbox
+
+namespace glassbox::pipeline {
+
+Result<ModelDirFiles> read_model_dir(const std::string& dir, const std::optional<std::string>& model_file) {
   ModelDirFiles f;
   f.dir = dir;
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     return make_error(ErrorCode::kNotFound, "model directory does not exist", dir,
-                      "pass a directory with model.onnx, tokenizer.json and config.json");
-  f.model_path = (fs::path(dir) / "model.onnx").string();
+                      "pass a directory with model.onnx (or onnx/model.onnx), tokenizer.json and config.json");
+  GB_ASSIGN_OR_RETURN(f.glassbox, read_json((fs::path(dir) / "glassbox.json").string(), false));
+  GB_ASSIGN_OR_RETURN(f.model, find_model_file(dir, model_file));  // flag > glassbox.json "model_file" > default
+  f.model_path = f.model.path;
   f.tokenizer_path = (fs::path(dir) / "tokenizer.json").string();
-  for (const auto& p : {f.model_path, f.tokenizer_path})
-    if (!fs::exists(p, ec))
-      return make_error(ErrorCode::kNotFound, "required file is missing", p,
-                        "a model directory needs model.onnx, tokenizer.json and config.json");
+  if (!fs::exists(f.tokenizer_path, ec))
+    return make_error(ErrorCode::kNotFound, "required file is missing", f.tokenizer_path,
+                      "a model directory needs the ONNX model, tokenizer.json and config.json");
   GB_ASSIGN_OR_RETURN(f.config, read_json((fs::path(dir) / "config.json").string(), true));
   GB_ASSIGN_OR_RETURN(f.tokenizer_config, read_json((fs::path(dir) / "tokenizer_config.json").string(), false));
-  GB_ASSIGN_OR_RETURN(f.glassbox, read_json((fs::path(dir) / "glassbox.json").string(), false));
+  GB_ASSIGN_OR_RETURN(f.st, read_sentence_transformers(dir));
   return f;
 }
 
@@ -89,6 +148,8 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
   const std::string tc_path = f.dir + "/tokenizer_config.json";
   const std::string cfg_path = f.dir + "/config.json";
 
+  d.push_back({"model_file", f.model.relative, f.model.source});
+
   // task
   GB_ASSIGN_OR_RETURN(auto task, get_opt<std::string>(g, "task", gj_path));
   if (task) {
@@ -112,9 +173,13 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
     GB_ASSIGN_OR_RETURN(v2, get_opt<int64_t>(f.tokenizer_config, "model_max_length", tc_path));
   }
   GB_ASSIGN_OR_RETURN(auto v3, get_opt<int64_t>(f.config, "max_position_embeddings", cfg_path));
+  const auto& st = f.st;
   if (v) {
     dec.max_length = *v;
     d.push_back({"max_length", std::to_string(*v), gj});
+  } else if (st.max_seq_length) {
+    dec.max_length = *st.max_seq_length;
+    d.push_back({"max_length", std::to_string(dec.max_length), "sentence_bert_config.json max_seq_length"});
   } else if (v2 && *v2 > 0 && *v2 < 1000000) {  // (or a huge integer)
     dec.max_length = *v2;
     d.push_back({"max_length", std::to_string(*v2), "tokenizer_config.json model_max_length"});
@@ -232,31 +297,11 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
     return make_error(ErrorCode::kInvalidModel, "a classify model needs label names", f.dir,
                       "add id2label to config.json or \"labels\" to glassbox.json");
 
-  // pooling / normalize (embed)
-  GB_ASSIGN_OR_RETURN(auto pooling, get_opt<std::string>(g, "pooling", gj_path));
-  if (auto& p = pooling) {
-    if (*p == "cls") dec.pooling = Pooling::kCls;
-    else if (*p == "mean") dec.pooling = Pooling::kMean;
-    else if (*p == "none") dec.pooling = Pooling::kNone;
-    else return make_error(ErrorCode::kInvalidModel, "pooling '" + *p + "' is unknown (cls|mean|none)", f.dir + "/" + gj);
-    d.push_back({"pooling", *p, gj});
-  } else if (dec.task == PipelineTask::kEmbed) {
-    const bool rank2 = !outputs.empty() && outputs[0].has_shape && outputs[0].dims.size() == 2;
-    dec.pooling = rank2 ? Pooling::kNone : Pooling::kMean;
-    d.push_back({"pooling", rank2 ? "none" : "mean",
-                 rank2 ? "model output is already [batch, hidden]" : "default: mean over real tokens (sentence-transformers)"});
-  }
+  GB_RETURN_IF_ERROR(derive_embedding(f, outputs, dec, d));
   GB_ASSIGN_OR_RETURN(auto unpadded, get_opt<bool>(g, "unpadded_batches", gj_path));
   if (unpadded) {  // absent: Pipeline::load probes the model
     dec.unpadded_batches = *unpadded;
     d.push_back({"unpadded_batches", *unpadded ? "true" : "false", gj});
-  }
-  GB_ASSIGN_OR_RETURN(auto normalize, get_opt<bool>(g, "normalize", gj_path));
-  if (auto& n = normalize) {
-    dec.normalize = *n;
-    d.push_back({"normalize", *n ? "true" : "false", gj});
-  } else if (dec.task == PipelineTask::kEmbed) {
-    d.push_back({"normalize", "false", "default: raw vectors; set \"normalize\": true for unit vectors"});
   }
   return dec;
 }

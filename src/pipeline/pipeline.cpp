@@ -7,6 +7,8 @@
 #include "glassbox/numerics.h"
 #include "graph/loader.h"
 #include "pipeline/model_dir.h"
+#include "pipeline/pooling.h"
+#include "tokenizer/text.h"
 
 namespace glassbox {
 
@@ -35,13 +37,75 @@ int64_t embedding_rows(const std::string& model_path, const std::string& ids_nam
   return 0;
 }
 
+// Python's str.lower() (sentence_bert_config.json do_lower_case): the full lowercase mapping of
+// each character. Capital sigma is refused: Python lowercases it by its context (Final_Sigma).
+Result<std::string> lowercase_text(const std::string& text, size_t index) {
+  if (tok::utf8_first_invalid(text) != std::string::npos) return text;  // the tokenizer names the invalid byte
+  std::string out;
+  std::u32string low;
+  for (size_t i = 0; i < text.size();) {
+    int len = 1;
+    const char32_t c = tok::utf8_decode(text, i, len);
+    if (c == U'\u03A3')
+      return make_error(ErrorCode::kUnsupported, "text holds a capital sigma (U+03A3), which Python lowercases by context",
+                        "input " + std::to_string(index), "lowercase the text before sending it (the model declares do_lower_case)");
+    low.clear();
+    tok::to_lowercase(c, low);
+    for (char32_t l : low) tok::utf8_append(out, l);
+    i += static_cast<size_t>(len);
+  }
+  return out;
+}
+
+// The prompt put before the text (sentence-transformers: prompt + text), "" for none.
+Result<std::string> choose_prompt(const Pipeline::Impl& p, const PipelineInput& in, size_t index) {
+  const auto& d = p.decisions;
+  const std::string where = "input " + std::to_string(index);
+  if ((in.prompt || in.prompt_name) && d.task != PipelineTask::kEmbed)
+    return make_error(ErrorCode::kInvalidArgument, "prompts apply to embedding models", where, "remove prompt / prompt_name");
+  if (in.prompt && in.prompt_name)
+    return make_error(ErrorCode::kInvalidArgument, "both a prompt and a prompt_name are given", where, "give one of the two");
+  if (in.prompt) return *in.prompt;
+  const std::string name = in.prompt_name ? *in.prompt_name : d.default_prompt_name;
+  if (name.empty() || d.task != PipelineTask::kEmbed) return std::string();
+  auto it = d.prompts.find(name);
+  if (it == d.prompts.end()) {
+    std::string names;
+    for (const auto& [k, v] : d.prompts) names += (names.empty() ? "" : ", ") + k;
+    return make_error(ErrorCode::kInvalidArgument, "prompt_name '" + name + "' is not declared", where,
+                      names.empty() ? "this model declares no prompts (config_sentence_transformers.json)"
+                                    : "declared prompts: " + names);
+  }
+  return it->second;
+}
+
 Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in, size_t index) {
   EncodeOptions opts;
   opts.truncation_from_file = false;  // the pipeline's declared policy applies, not the file's
   opts.padding_from_file = false;     // batches are padded by the pipeline, explicitly
   std::optional<std::string_view> pair;
+  std::optional<std::string> lowered_pair;
   if (in.pair) pair = *in.pair;
-  auto full = p.tokenizer.encode(in.text, pair, opts);
+  GB_ASSIGN_OR_RETURN(std::string prompt, choose_prompt(p, in, index));
+  std::string text = prompt + in.text;
+  if (p.decisions.lowercase_input) {
+    GB_ASSIGN_OR_RETURN(text, lowercase_text(text, index));
+    GB_ASSIGN_OR_RETURN(prompt, lowercase_text(prompt, index));
+    if (in.pair) {
+      GB_ASSIGN_OR_RETURN(lowered_pair, lowercase_text(*in.pair, index));
+      pair = *lowered_pair;
+    }
+  }
+  // Prompt positions pooling leaves out: the prompt's own encoding, less its last token when that
+  // is a special token (a closing [SEP] / EOS), as sentence-transformers counts prompt_length.
+  int64_t prompt_tokens = 0;
+  if (!prompt.empty() && !p.decisions.include_prompt) {
+    auto pe = p.tokenizer.encode(prompt, std::nullopt, opts);
+    if (!pe.ok()) return std::move(pe).take_error().with_where("input " + std::to_string(index) + " prompt");
+    prompt_tokens = static_cast<int64_t>(pe->size());
+    if (prompt_tokens > 0 && pe->special_tokens_mask.back() != 0) --prompt_tokens;
+  }
+  auto full = p.tokenizer.encode(text, pair, opts);
   if (!full.ok()) return std::move(full).take_error().with_where("input " + std::to_string(index));
   // An empty text would still get a label (from [CLS] [SEP] or a whitespace token alone): refuse it instead of guessing.
   const auto blank = [](std::string_view t) { return t.find_first_not_of(" \t\n\r\v\f") == std::string_view::npos; };
@@ -53,7 +117,7 @@ Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in,
                       "input " + std::to_string(index), "remove empty texts from the input");
   const int64_t len = static_cast<int64_t>(full->size());
   const int64_t max = p.decisions.max_length;
-  if (len <= max) return EncodedText{std::move(full).value(), 0};
+  if (len <= max) return EncodedText{std::move(full).value(), 0, prompt_tokens};
   if (!p.decisions.truncation && !in.allow_truncation)
     return make_error(ErrorCode::kLimitExceeded,
                       "input has " + std::to_string(len) + " tokens, over the model's max_length " + std::to_string(max),
@@ -68,11 +132,11 @@ Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in,
     policy.strategy = TruncationStrategy::kLongestFirst;
     opts.truncation = policy;
   }
-  auto cut = p.tokenizer.encode(in.text, pair, opts);
+  auto cut = p.tokenizer.encode(text, pair, opts);
   if (!cut.ok()) return std::move(cut).take_error().with_where("input " + std::to_string(index));
   const int64_t kept = static_cast<int64_t>(cut->size());
   cut->overflowing.clear();
-  return EncodedText{std::move(cut).value(), len - kept};
+  return EncodedText{std::move(cut).value(), len - kept, prompt_tokens};
 }
 
 // Lengths are rounded up to a multiple of this in unpadded mode, lone texts and batches of one
@@ -294,7 +358,7 @@ const Session& Pipeline::session() const { return impl_->session; }
 const Tokenizer& Pipeline::tokenizer() const { return impl_->tokenizer; }
 
 Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOptions& options) {
-  GB_ASSIGN_OR_RETURN(auto files, pipeline::read_model_dir(model_dir));
+  GB_ASSIGN_OR_RETURN(auto files, pipeline::read_model_dir(model_dir, options.model_file));
   auto tok = Tokenizer::from_file(files.tokenizer_path);
   if (!tok.ok()) return std::move(tok).take_error().with_where(files.tokenizer_path);
   // precision: flag > a non-default session option (serve --precision, a config file) > glassbox.json > fp32.
@@ -395,42 +459,46 @@ Result<std::vector<Classification>> classify_outputs(const Pipeline::Impl& p, co
 }
 
 Result<std::vector<Embedding>> embed_outputs(const Pipeline::Impl& p, const std::vector<EncodedText>& batch,
-                                             const std::vector<NamedTensor>& outs, bool normalize) {
-  const Pooling pooling = p.decisions.pooling;
-  const NamedTensor* out = pooling == Pooling::kNone ? pick_output(outs, {"sentence_embedding", "pooler_output"}, 2)
-                                                     : pick_output(outs, {"last_hidden_state", "token_embeddings"}, 3);
+                                             const std::vector<NamedTensor>& outs, const EmbedOptions& options) {
+  const auto& dec = p.decisions;
+  const bool pooled = dec.pooling == Pooling::kNone;
+  const NamedTensor* out = pooled ? pick_output(outs, {"sentence_embedding", "pooler_output"}, 2)
+                                  : pick_output(outs, {"last_hidden_state", "token_embeddings"}, 3);
   if (!out || out->tensor.shape()[0] != static_cast<int64_t>(batch.size()))
     return make_error(ErrorCode::kInvalidModel,
-                      pooling == Pooling::kNone ? "model has no [batch, hidden] float output"
-                                                : "model has no [batch, sequence, hidden] float output",
+                      pooled ? "model has no [batch, hidden] float output" : "model has no [batch, sequence, hidden] float output",
                       p.files.model_path, "set \"pooling\" in glassbox.json to match the model's outputs");
   const auto& shape = out->tensor.shape();
-  const int64_t hidden = shape.back(), seq = pooling == Pooling::kNone ? 1 : shape[1];
+  const int64_t hidden = shape.back(), seq = pooled ? 1 : shape[1];
+  if (p.files.st.has_modules && !pooled && hidden != p.files.st.word_embedding_dimension)
+    return make_error(ErrorCode::kInvalidModel,
+                      "output '" + out->name + "' has " + std::to_string(hidden) + " values per token, the Pooling module declares " +
+                          std::to_string(p.files.st.word_embedding_dimension),
+                      p.files.dir, "the sentence-transformers files belong to another model");
+  const bool normalize = options.normalize.value_or(dec.normalize);
   std::vector<Embedding> results;
   for (size_t r = 0; r < batch.size(); ++r) {
     Embedding e;
-    e.vector.assign(hidden, 0.f);
     const float* base = out->tensor.data<float>() + r * seq * hidden;
-    if (pooling == Pooling::kNone || pooling == Pooling::kCls) {
-      std::copy(base, base + hidden, e.vector.begin());
-    } else {
-      const auto& mask = batch[r].encoding.attention_mask;
-      double count = 0;
-      std::vector<double> acc(hidden, 0);
-      for (int64_t t = 0; t < static_cast<int64_t>(mask.size()) && t < seq; ++t) {
-        if (!mask[t]) continue;
-        count += 1;
-        for (int64_t h = 0; h < hidden; ++h) acc[h] += base[t * hidden + h];
-      }
-      for (int64_t h = 0; h < hidden; ++h) e.vector[h] = static_cast<float>(count > 0 ? acc[h] / count : 0);
+    const int64_t skip = dec.include_prompt ? 0 : batch[r].prompt_tokens;
+    pipeline::pool_tokens(base, seq, hidden, batch[r].encoding.attention_mask, skip, dec.pooling_modes, e.vector);
+    for (const auto& layer : dec.dense) {
+      if (static_cast<int64_t>(e.vector.size()) != layer.in)
+        return make_error(ErrorCode::kInvalidModel,
+                          "Dense module " + layer.dir + " takes " + std::to_string(layer.in) + " values, pooling gives " +
+                              std::to_string(e.vector.size()),
+                          p.files.dir, "the pooling declared in glassbox.json does not fit the model's Dense module");
+      pipeline::apply_dense(layer, e.vector);
     }
-    if (normalize) {
-      double norm = 0;
-      for (float v : e.vector) norm += static_cast<double>(v) * v;
-      norm = std::sqrt(norm);
-      if (norm > 0)
-        for (float& v : e.vector) v = static_cast<float>(v / norm);
+    if (options.dimensions) {  // Matryoshka: truncate first, then normalize
+      const int64_t n = *options.dimensions;
+      if (n <= 0 || n > static_cast<int64_t>(e.vector.size()))
+        return make_error(ErrorCode::kInvalidArgument,
+                          "dimensions " + std::to_string(n) + " is outside 1.." + std::to_string(e.vector.size()),
+                          "input " + std::to_string(r), "ask for at most the model's embedding size");
+      e.vector.resize(static_cast<size_t>(n));
     }
+    if (normalize) pipeline::l2_normalize(e.vector);
     e.tokens = static_cast<int64_t>(batch[r].encoding.size());
     e.tokens_dropped = batch[r].tokens_dropped;
     results.push_back(std::move(e));
@@ -449,9 +517,14 @@ Result<std::vector<Classification>> Pipeline::classify_encoded(const std::vector
 
 Result<std::vector<Embedding>> Pipeline::embed_encoded(const std::vector<EncodedText>& batch, std::optional<bool> normalize,
                                                        BatchStats* stats) const {
+  return embed_encoded(batch, EmbedOptions{normalize, std::nullopt}, stats);
+}
+
+Result<std::vector<Embedding>> Pipeline::embed_encoded(const std::vector<EncodedText>& batch, const EmbedOptions& options,
+                                                       BatchStats* stats) const {
   GB_RETURN_IF_ERROR(check_task(*impl_, PipelineTask::kEmbed));
   GB_ASSIGN_OR_RETURN(auto outs, run_batch(*impl_, batch, stats));
-  return embed_outputs(*impl_, batch, outs, normalize.value_or(impl_->decisions.normalize));
+  return embed_outputs(*impl_, batch, outs, options);
 }
 
 Result<std::vector<Classification>> Pipeline::classify(const std::vector<PipelineInput>& inputs, int top_k) const {
@@ -467,10 +540,14 @@ Result<std::vector<Classification>> Pipeline::classify(const std::vector<Pipelin
 }
 
 Result<std::vector<Embedding>> Pipeline::embed(const std::vector<PipelineInput>& inputs, std::optional<bool> normalize) const {
+  return embed(inputs, EmbedOptions{normalize, std::nullopt});
+}
+
+Result<std::vector<Embedding>> Pipeline::embed(const std::vector<PipelineInput>& inputs, const EmbedOptions& options) const {
   GB_RETURN_IF_ERROR(check_task(*impl_, PipelineTask::kEmbed));
   std::vector<Embedding> results;
   Status st = for_each_batch(*impl_, inputs, [&](const std::vector<EncodedText>& batch) -> Status {
-    GB_ASSIGN_OR_RETURN(auto part, embed_encoded(batch, normalize));
+    GB_ASSIGN_OR_RETURN(auto part, embed_encoded(batch, options));
     results.insert(results.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
     return {};
   });

@@ -24,11 +24,11 @@ bool all_digits(const std::string& s) {
 // A model directory serves as version 1; a folder of numeric version folders serves the highest.
 Result<VersionDir> resolve_version(const std::string& folder) {
   std::error_code ec;
-  if (fs::exists(fs::path(folder) / "model.onnx", ec)) return VersionDir{"1", folder};
+  if (find_model_file(folder).ok()) return VersionDir{"1", folder};  // model.onnx, onnx/model.onnx or a declared variant
   int64_t best = -1;
   for (const auto& e : fs::directory_iterator(folder, ec)) {
     const std::string v = e.path().filename().string();
-    if (!all_digits(v) || !e.is_directory(ec) || !fs::exists(e.path() / "model.onnx", ec)) continue;
+    if (!all_digits(v) || !e.is_directory(ec) || !find_model_file(e.path().string()).ok()) continue;
     best = std::max<int64_t>(best, std::stoll(v));
   }
   if (ec || best < 0)
