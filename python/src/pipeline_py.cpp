@@ -134,6 +134,7 @@ void bind_pipeline(py::module_& m) {
         j["pipeline"] = nlohmann::json::array();
         for (const auto& d : self.pipeline->derivations())
           j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
+        j["cpu"] = diag::cpu_report_to_json(cpu_report());  // as `glassbox explain --json`
         return json_to_python(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       });
 
