@@ -57,7 +57,7 @@ std::vector<KernelFamily> kernel_families() {
   else
     rows.push_back({"GEMM bf16 (precision bf16)", "none: refused at load",
                     "needs AVX512_BF16 (with AVX512BW/DQ/VL) or AMX_BF16"});
-  if (f.int8_vnni())
+  if (gemm_u8s8_fast_available())
     rows.push_back({"GEMM int8 (MatMulInteger, QLinearMatMul, precision int8-dynamic)",
                     std::string("oneDNN matmul ") + gemm_u8s8_implementation(), "fast: AVX512_VNNI u8 x s8 dot products"});
   else

@@ -186,7 +186,14 @@ void finish_tile(const QGemmArgs& a, const PackedGemmS8B& B, const int32_t* rows
 }  // namespace
 
 bool gemm_u8s8_fast_available() {
-  return cpu_features().int8_vnni();
+  // oneDNN's u8 x s8 kernels are exact only with VNNI (gemm_int8.h): the CPU must have it and
+  // oneDNN must dispatch to it -- DNNL_MAX_CPU_ISA (read by oneDNN) or dnnl_set_max_cpu_isa can hold
+  // oneDNN below the CPU, and its AVX2 int8 path then saturates (measured: 64.75 for an exact 128).
+  static const bool ok = [] {
+    const auto vnni = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_vnni);
+    return cpu_features().int8_vnni() && (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & vnni) == vnni;
+  }();
+  return ok;
 }
 
 namespace {
@@ -431,7 +438,8 @@ void gemm_f32_s8_dynamic(int64_t M, const float* A, int64_t lda, const PackedGem
 const char* gemm_u8s8_implementation() {
   static const std::string name =
       !gemm_u8s8_fast_available()
-          ? std::string("reference loops (no AVX-512 VNNI)")
+          ? std::string(cpu_features().int8_vnni() ? "reference loops (oneDNN's ISA is held below AVX-512 VNNI)"
+                                                    : "reference loops (no AVX-512 VNNI)")
           : matmul_implementation(dense(128, 768, dt::u8), dnnl::memory::desc(dims{768, 256}, dt::s8, dnnl::memory::format_tag::any),
                                   dense(128, 256, dt::s32));
   return name.c_str();

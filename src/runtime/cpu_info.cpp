@@ -62,7 +62,7 @@ PrecisionOnCpu precision_rule(Precision p, const kernels::CpuFeatures& cpu, cons
       r.how = "oneDNN matmul " + impl.fp32 + " (every x86-64 CPU)";
       return r;
     case Precision::kInt8Dynamic:
-      r.how = cpu.int8_vnni() ? "oneDNN matmul " + impl.u8s8 + " (AVX512_VNNI: fast)"
+      r.how = cpu.int8_vnni() && impl.u8s8.rfind("reference", 0) != 0 ? "oneDNN matmul " + impl.u8s8 + " (AVX512_VNNI: fast)"
                               : "exact int32 reference loops (no AVX512_VNNI: slow)";
       return r;
     case Precision::kBf16:

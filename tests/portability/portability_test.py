@@ -89,7 +89,7 @@ def build_asan_stub(binary, workdir):
             syms.add(name)
     lines = ["#include <stddef.h>", "void gb_asan_stub_report(const char*);"]
     for s in sorted(syms):
-        if s in ("__asan_init", "__asan_option_detect_stack_use_after_return"):
+        if s in ("__asan_init", "__asan_handle_no_return", "__asan_option_detect_stack_use_after_return"):
             continue  # defined in asan_stub.c
         if s.startswith("__asan_stack_malloc"):
             lines.append("void* %s(size_t n) { (void)n; return 0; }" % s)  # no fake stack: the real one

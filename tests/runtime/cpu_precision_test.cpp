@@ -16,6 +16,7 @@
 #include "glassbox/session.h"
 #include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_int8.h"
 #include "kernels/kernel_error.h"
 #include "runtime/cpu_info.h"
 
@@ -147,6 +148,13 @@ TEST(KernelError, OneDnnRefusingBf16IsAKernelErrorAndTheRuleRefusesAtLoad) {
   std::vector<float> a(3 * 64, 1.f), c(3 * 32, 0.f);
   kernels::gemm_f32_packed(3, a.data(), 64, *f32, c.data(), 32, {}, nullptr);
   EXPECT_EQ(c[0], 32.f);
+  // int8-dynamic stays exact: oneDNN's AVX2 u8 x s8 path saturates int16 pair sums (255 * 127 * 2
+  // > 32767), so with oneDNN held below VNNI the kernels take the reference loops even on a VNNI
+  // CPU. Exact: 64 products of 255 * 127 (a = 1 -> 255, w = 0.5 -> 127), scaled back to 32.
+  EXPECT_FALSE(kernels::gemm_u8s8_fast_available());
+  auto s8 = kernels::pack_gemm_b(64, 32, false, 32, w.data(), kernels::PackedPrecision::kS8Dynamic, nullptr);
+  kernels::gemm_f32_packed(3, a.data(), 64, *s8, c.data(), 32, {}, nullptr);
+  for (float v : c) EXPECT_NEAR(v, 32.f, 1e-4f);
 }
 
 }  // namespace
