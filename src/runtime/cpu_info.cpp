@@ -37,7 +37,7 @@ int physical_core_count() {
   return cores;
 }
 
-// ---- CPU features, kernel families and the precision rule (include/glassbox/session.h) ----
+// ---- CPU features, kernel families and the precision rule (include/glassbox/cpu.h) ----
 
 namespace runtime {
 
@@ -62,8 +62,9 @@ PrecisionOnCpu precision_rule(Precision p, const kernels::CpuFeatures& cpu, cons
       r.how = "oneDNN matmul " + impl.fp32 + " (every x86-64 CPU)";
       return r;
     case Precision::kInt8Dynamic:
-      r.how = cpu.int8_vnni() && impl.u8s8.rfind("reference", 0) != 0 ? "oneDNN matmul " + impl.u8s8 + " (AVX512_VNNI: fast)"
-                              : "exact int32 reference loops (no AVX512_VNNI: slow)";
+      if (!cpu.int8_vnni()) r.how = "exact int32 reference loops (no AVX512_VNNI: slow)";
+      else if (impl.u8s8.rfind("reference", 0) == 0) r.how = "exact int32 reference loops (oneDNN held below AVX512_VNNI: slow)";
+      else r.how = "oneDNN matmul " + impl.u8s8 + " (AVX512_VNNI: fast)";
       return r;
     case Precision::kBf16:
       if (cpu.bf16_native() && native_impl(impl.bf16)) {
@@ -85,11 +86,11 @@ PrecisionOnCpu precision_rule(Precision p, const kernels::CpuFeatures& cpu, cons
 }  // namespace runtime
 
 PrecisionOnCpu precision_on_cpu(Precision p) {
-  const runtime::GemmImplementations impl{kernels::gemm_f32_implementation(),
-                                          p == Precision::kBf16 && kernels::cpu_features().bf16_native()
-                                              ? kernels::gemm_bf16_implementation()
-                                              : "",
-                                          kernels::gemm_u8s8_implementation()};
+  // Only the probe the precision needs (each creates a oneDNN primitive once per process).
+  runtime::GemmImplementations impl;
+  if (p == Precision::kFp32) impl.fp32 = kernels::gemm_f32_implementation();
+  if (p == Precision::kBf16 && kernels::cpu_features().bf16_native()) impl.bf16 = kernels::gemm_bf16_implementation();
+  if (p == Precision::kInt8Dynamic) impl.u8s8 = kernels::gemm_u8s8_implementation();
   return runtime::precision_rule(p, kernels::cpu_features(), impl);
 }
 
