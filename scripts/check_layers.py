@@ -34,7 +34,7 @@ PUBLIC = {
     "error.h": "core", "tensor.h": "core", "numerics.h": "core", "value.h": "core", "process.h": "core", "precision.h": "core",
     "version.h": "core",
     "tokenizer.h": "tokenizer",
-    "session.h": "runtime",
+    "session.h": "runtime", "cpu.h": "runtime",
     "pipeline.h": "pipeline", "chat_template.h": "chat_template", "generation.h": "generation",
     "vision.h": "vision", "vision_pipeline.h": "vision",
 }

@@ -136,6 +136,7 @@ void bind_pipeline(py::module_& m) {
           j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
           if (!d.risk.empty()) j["pipeline"].back()["risk"] = d.risk;  // as `glassbox explain --json`
         }
+        j["cpu"] = diag::cpu_report_to_json(cpu_report());  // as `glassbox explain --json`
         return json_to_python(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       });
 

@@ -325,9 +325,12 @@ void bind_session(py::module_& m) {
             diag::EffectiveOptions eo;
             eo.session = self.session->options();
             eo.sources = self.sources;
-            return json_to_python(diag::explain_to_json(diag::explain_options(eo)).dump());
+            nlohmann::ordered_json j = diag::explain_to_json(diag::explain_options(eo));
+            j["cpu"] = diag::cpu_report_to_json(cpu_report());  // as `glassbox explain --json`
+            return json_to_python(j.dump());
           },
-          "Every effective option with value, default, source, reason and risk (as `glassbox explain MODEL.onnx --json`).")
+          "Every effective option with value, default, source, reason and risk, and this CPU's features, kernels and "
+          "precision verdicts under \"cpu\" (as `glassbox explain MODEL.onnx --json`).")
       .def("__repr__", [](const PySession& s) {
         return "Session('" + s.path + "', inputs=" + std::to_string(s.session->inputs().size()) +
                ", outputs=" + std::to_string(s.session->outputs().size()) + ")";

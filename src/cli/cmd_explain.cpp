@@ -204,11 +204,13 @@ void explain_command(const ExplainArgs& a) {
       for (const auto& d : op_choices) j["op_decisions"].push_back({{"node", d.node}, {"op_type", d.op_type}, {"decision", d.decision}});
     }
     if (!warmup.is_null()) j["warmup"] = warmup;
+    j["cpu"] = diag::cpu_report_to_json(cpu_report());
     if (a.model.empty()) j["default_model"] = default_model_json();
     else if (cache.state != "off" || !cache.reason.empty()) j["weights_cache"] = diag::weights_cache_to_json(cache);
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << diag::explain_to_text(rows);
+    std::cout << "\n" << diag::cpu_report_to_text(cpu_report());
     if (a.model.empty()) print_default_model();
     if (!decisions.empty()) std::cout << "\npipeline decisions (" << a.model << ")\n";
     for (const auto& d : decisions) std::cout << "  " << d.field << " = " << d.value << "  [" << d.source << "]\n";

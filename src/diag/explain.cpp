@@ -340,4 +340,33 @@ std::string weights_cache_to_text(const WeightsCacheReport& r) {
   return s.str();
 }
 
+nlohmann::ordered_json cpu_report_to_json(const CpuReport& r) {
+  nlohmann::ordered_json j;
+  j["vendor"] = r.vendor;
+  j["features"] = r.features;
+  j["onednn"] = r.onednn;
+  j["kernels"] = nlohmann::ordered_json::array();
+  for (const auto& k : r.kernels) j["kernels"].push_back({{"op_class", k.op_class}, {"kernel", k.kernel}, {"speed", k.speed}});
+  j["precisions"] = nlohmann::ordered_json::array();
+  for (const auto& p : r.precisions) {
+    nlohmann::ordered_json e{{"precision", precision_name(p.precision)}, {"runs", p.runs}, {"how", p.how}};
+    if (!p.runs) e["fix"] = p.fix;
+    j["precisions"].push_back(std::move(e));
+  }
+  return j;
+}
+
+std::string cpu_report_to_text(const CpuReport& r) {
+  std::ostringstream o;
+  o << "cpu: " << r.vendor << "; features:";
+  for (const auto& f : r.features) o << " " << f;
+  if (r.features.empty()) o << " none beyond SSE2";
+  o << "\n  " << r.onednn << "\n";
+  for (const auto& k : r.kernels) o << "  " << k.op_class << ": " << k.kernel << "\n      speed: " << k.speed << "\n";
+  for (const auto& p : r.precisions)
+    o << "  precision " << precision_name(p.precision) << ": " << (p.runs ? "runs, " : "refused at load: ") << p.how
+      << (p.runs ? "" : "; " + p.fix) << "\n";
+  return o.str();
+}
+
 }  // namespace glassbox::diag

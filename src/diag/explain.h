@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "glassbox/error.h"
+#include "glassbox/cpu.h"
 #include "glassbox/session.h"
 #include "glassbox/tokenizer.h"
 #include "graph/loader.h"
@@ -60,5 +61,11 @@ nlohmann::ordered_json explain_to_json(const std::vector<OptionExplanation>& row
 // where the file is, hit / miss / rebuilt (with what was stale or corrupt) / unavailable.
 nlohmann::ordered_json weights_cache_to_json(const WeightsCacheReport& r);
 std::string weights_cache_to_text(const WeightsCacheReport& r);  // indented lines, "" when off and unset
+
+// This CPU's features, oneDNN's ISA, the kernel family of each op class and the precision rule's
+// verdict per precision (glassbox::cpu_report()): `glassbox explain` (text, JSON) and the
+// server's GET /v2 ("cpu"). Not in the Markdown table: docs/decisions.md is machine-independent.
+nlohmann::ordered_json cpu_report_to_json(const CpuReport& r);
+std::string cpu_report_to_text(const CpuReport& r);
 
 }  // namespace glassbox::diag

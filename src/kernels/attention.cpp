@@ -9,6 +9,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/gemm.h"
+#include "kernels/kernel_error.h"
 #include "kernels/softmax.h"
 
 namespace glassbox::kernels {
@@ -99,7 +100,7 @@ void attention_f32(const AttentionDesc& d, const float* q, const float* k, const
   auto run = [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) attention_unit(d, u / d.heads, u % d.heads, q, k, v, mask, out);
   };
-  if (pool) pool->parallel_for(units, 1, run);
+  if (pool) parallel_for_rethrow(*pool, units, 1, run);  // a unit's GEMM may throw KernelError
   else run(0, units);
 }
 

@@ -38,9 +38,11 @@ class DnnlConv {
   static std::unique_ptr<DnnlConv> create(const ConvGeometry& g, bool transposed, const float* w, const float* b);
   ~DnnlConv();
   // threads: OpenMP threads oneDNN may use for this call (the session's thread count).
+  // A oneDNN failure throws KernelError (kernels/kernel_error.h; the executor returns it as an Error).
   void run(const float* x, float* y, int threads) const;
 
  private:
+  void run_unguarded(const float* x, float* y, int threads) const;
   struct Impl;
   explicit DnnlConv(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/conv.h"
+#include "kernels/dnnl_common.h"
 
 namespace glassbox::kernels {
 
@@ -152,6 +153,14 @@ void set_omp_threads(int threads) {
 }  // namespace
 
 void DnnlConv::run(const float* x, float* y, int threads) const {
+  try {
+    run_unguarded(x, y, threads);
+  } catch (const dnnl::error& e) {
+    dnnl_common::throw_dnnl_error("convolution execution", e);
+  }
+}
+
+void DnnlConv::run_unguarded(const float* x, float* y, int threads) const {
   set_omp_threads(threads);
   auto& eng = cpu_engine();
   dnnl::stream s(eng);

@@ -2,11 +2,14 @@
 
 #include <dlfcn.h>
 
+#include <oneapi/dnnl/dnnl_debug.h>
+
 #include <algorithm>
 #include <map>
 #include <mutex>
 
 #include "core/thread_pool.h"
+#include "kernels/cpu_features.h"
 
 static_assert(DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP, "dnnl_common.cpp assumes oneDNN's OpenMP runtime; see docs/kernels.md");
 
@@ -28,7 +31,45 @@ Cache& cache() {
 // Bound on cached primitives; dynamic shapes (sequence length) create new ones.
 constexpr size_t kMaxCachedPrimitives = 2048;
 
+// "bf16[128,768]": a descriptor's type and logical dims, for error messages.
+std::string desc_text(const dnnl::memory::desc& d) {
+  std::string s = dnnl_dt2str(static_cast<dnnl_data_type_t>(d.data_type()));
+  s += "[";
+  const auto dims = d.dims();
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// A matmul primitive's text for errors: "matmul bf16[128,768] x bf16[768,256] -> f32[128,256]".
+std::string matmul_text(const dnnl::matmul::primitive_desc& pd) {
+  return "matmul " + desc_text(pd.src_desc()) + " x " + desc_text(pd.weights_desc()) + " -> " + desc_text(pd.dst_desc());
+}
+
 }  // namespace
+
+void throw_dnnl_error(const std::string& what, const dnnl::error& e) {
+  std::string cpu;
+  for (const auto& f : cpu_feature_names(cpu_features())) cpu += (cpu.empty() ? "" : " ") + f;
+  throw KernelError("oneDNN " + what + " failed: " + e.what() + " (status " + std::to_string(static_cast<int>(e.status)) +
+                        "); this CPU has: " + (cpu.empty() ? "no vector extension beyond SSE2" : cpu) +
+                        "; oneDNN ISA 0x" + [] {
+                          char b[16];
+                          std::snprintf(b, sizeof b, "%x", static_cast<unsigned>(dnnl::get_effective_cpu_isa()));
+                          return std::string(b);
+                        }(),
+                    "run with --precision fp32 (every x86-64 CPU has an fp32 kernel); if that fails too, report "
+                    "this message with `glassbox explain` (CPU features and kernels)");
+}
+
+std::string matmul_implementation(const dnnl::memory::desc& a, const dnnl::memory::desc& w, const dnnl::memory::desc& c) {
+  single_threaded_onednn();
+  try {
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w, c), base_attr(), engine());
+    return pd.impl_info_str();
+  } catch (const dnnl::error& e) {
+    return std::string("none (oneDNN: ") + e.what() + ")";
+  }
+}
 
 dnnl::engine& engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -52,8 +93,15 @@ Primitive get_primitive(const std::vector<int64_t>& key, const std::function<dnn
   auto it = c.primitives.find(key);
   if (it != c.primitives.end()) return it->second;
   single_threaded_onednn();
-  dnnl::matmul::primitive_desc pd = make();
-  Primitive p{pd, dnnl::matmul(pd), pd.scratchpad_desc().get_size()};
+  Primitive p;
+  try {
+    dnnl::matmul::primitive_desc pd = make();
+    p = Primitive{pd, dnnl::matmul(pd), pd.scratchpad_desc().get_size()};
+  } catch (const dnnl::error& e) {
+    std::string shape = "(key";
+    for (int64_t v : key) shape += " " + std::to_string(v);
+    throw_dnnl_error("matmul primitive creation " + shape + ")", e);
+  }
   if (c.primitives.size() >= kMaxCachedPrimitives) c.primitives.clear();
   c.primitives.emplace(key, p);
   return p;
@@ -74,8 +122,13 @@ BlockLayout block_layout(int64_t K, int64_t n, dnnl::memory::data_type src, dnnl
   const dnnl::memory::desc a(dims{kLayoutRows, K}, src, dims{K, 1});
   const dnnl::memory::desc w(dims{K, n}, weights, dnnl::memory::format_tag::any);
   const dnnl::memory::desc d(dims{kLayoutRows, n}, dst, dims{n, 1});
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w, d), base_attr(), engine());
-  BlockLayout out{-1, pd.weights_desc()};
+  BlockLayout out;
+  try {
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w, d), base_attr(), engine());
+    out.desc = pd.weights_desc();
+  } catch (const dnnl::error& e) {
+    throw_dnnl_error("matmul weights layout for " + desc_text(a) + " x " + desc_text(w) + " -> " + desc_text(d), e);
+  }
   std::lock_guard<std::mutex> lock(c.mu);
   auto it = std::find(c.layouts.begin(), c.layouts.end(), out.desc);
   out.id = static_cast<int>(it - c.layouts.begin());
@@ -88,11 +141,15 @@ std::shared_ptr<void> reorder_into_new(const dnnl::memory::desc& from, const voi
   single_threaded_onednn();
   const size_t bytes = (to.get_size() + 63) / 64 * 64;
   std::shared_ptr<void> data(std::aligned_alloc(64, bytes), std::free);
-  dnnl::memory in(from, engine(), const_cast<void*>(src));
-  dnnl::memory out(to, engine(), data.get());
-  dnnl::stream& s = thread_stream();
-  dnnl::reorder(in, out).execute(s, in, out);
-  s.wait();
+  try {
+    dnnl::memory in(from, engine(), const_cast<void*>(src));
+    dnnl::memory out(to, engine(), data.get());
+    dnnl::stream& s = thread_stream();
+    dnnl::reorder(in, out).execute(s, in, out);
+    s.wait();
+  } catch (const dnnl::error& e) {
+    throw_dnnl_error("reorder of weights " + desc_text(from) + " into the packed layout", e);
+  }
   return data;
 }
 
@@ -124,11 +181,15 @@ dnnl::primitive_attr base_attr() {
 
 void execute(const Primitive& p, std::unordered_map<int, dnnl::memory> args) {
   single_threaded_onednn();
-  if (p.scratch)
-    args.insert({DNNL_ARG_SCRATCHPAD, dnnl::memory(p.pd.scratchpad_desc(), engine(), thread_buffer<kScratch>(p.scratch))});
-  dnnl::stream& s = thread_stream();
-  p.prim.execute(s, args);
-  s.wait();
+  try {
+    if (p.scratch)
+      args.insert({DNNL_ARG_SCRATCHPAD, dnnl::memory(p.pd.scratchpad_desc(), engine(), thread_buffer<kScratch>(p.scratch))});
+    dnnl::stream& s = thread_stream();
+    p.prim.execute(s, args);
+    s.wait();
+  } catch (const dnnl::error& e) {
+    throw_dnnl_error(matmul_text(p.pd) + " execution", e);
+  }
 }
 
 namespace {
@@ -153,24 +214,32 @@ BoundPrimitive& bound_primitive(const std::vector<int64_t>& key, const std::func
   auto b = std::make_unique<BoundPrimitive>();
   b->p = get_primitive(key, make);
   const auto& pd = b->p.pd;
-  b->args.emplace(DNNL_ARG_SRC, unbound(pd.src_desc()));
-  b->args.emplace(DNNL_ARG_WEIGHTS, unbound(pd.weights_desc()));
-  b->args.emplace(DNNL_ARG_DST, unbound(pd.dst_desc()));
-  if (!pd.bias_desc().is_zero()) b->args.emplace(DNNL_ARG_BIAS, unbound(pd.bias_desc()));
-  if (b->p.scratch) b->args.emplace(DNNL_ARG_SCRATCHPAD, unbound(pd.scratchpad_desc()));
+  try {
+    b->args.emplace(DNNL_ARG_SRC, unbound(pd.src_desc()));
+    b->args.emplace(DNNL_ARG_WEIGHTS, unbound(pd.weights_desc()));
+    b->args.emplace(DNNL_ARG_DST, unbound(pd.dst_desc()));
+    if (!pd.bias_desc().is_zero()) b->args.emplace(DNNL_ARG_BIAS, unbound(pd.bias_desc()));
+    if (b->p.scratch) b->args.emplace(DNNL_ARG_SCRATCHPAD, unbound(pd.scratchpad_desc()));
+  } catch (const dnnl::error& e) {
+    throw_dnnl_error(matmul_text(pd) + " argument binding", e);
+  }
   return *front.emplace(key, std::move(b)).first->second;
 }
 
 void execute_bound(BoundPrimitive& b, const void* src, const void* weights, void* dst, const void* bias) {
   single_threaded_onednn();
-  b.args.at(DNNL_ARG_SRC).set_data_handle(const_cast<void*>(src));
-  b.args.at(DNNL_ARG_WEIGHTS).set_data_handle(const_cast<void*>(weights));
-  b.args.at(DNNL_ARG_DST).set_data_handle(dst);
-  if (auto it = b.args.find(DNNL_ARG_BIAS); it != b.args.end()) it->second.set_data_handle(const_cast<void*>(bias));
-  if (b.p.scratch) b.args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(thread_buffer<kScratch>(b.p.scratch));
-  dnnl::stream& s = thread_stream();
-  b.p.prim.execute(s, b.args);
-  s.wait();
+  try {
+    b.args.at(DNNL_ARG_SRC).set_data_handle(const_cast<void*>(src));
+    b.args.at(DNNL_ARG_WEIGHTS).set_data_handle(const_cast<void*>(weights));
+    b.args.at(DNNL_ARG_DST).set_data_handle(dst);
+    if (auto it = b.args.find(DNNL_ARG_BIAS); it != b.args.end()) it->second.set_data_handle(const_cast<void*>(bias));
+    if (b.p.scratch) b.args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(thread_buffer<kScratch>(b.p.scratch));
+    dnnl::stream& s = thread_stream();
+    b.p.prim.execute(s, b.args);
+    s.wait();
+  } catch (const dnnl::error& e) {
+    throw_dnnl_error(matmul_text(b.p.pd) + " execution", e);
+  }
 }
 
 int64_t column_block_width(int64_t N, ThreadPool* pool) {
@@ -201,7 +270,7 @@ void run_tiles(int64_t M, int64_t column_blocks, ThreadPool* pool,
     for (int64_t t = 0; t < tiles; ++t) run(t);
     return;
   }
-  pool->parallel_for(tiles, 1, [&](int64_t t0, int64_t t1) {
+  parallel_for_rethrow(*pool, tiles, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) run(t);
   });
 }

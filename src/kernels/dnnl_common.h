@@ -17,6 +17,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "kernels/kernel_error.h"
+
 namespace glassbox {
 class ThreadPool;
 }
@@ -120,8 +122,17 @@ int64_t column_block_width(int64_t N, ThreadPool* pool);
 constexpr int64_t kRowBlock = 256;
 
 // tile(m0, m, block) for every row block [m0, m0 + m) of M and column block index in
-// [0, column_blocks), on the pool's threads (inline when one tile or no pool).
+// [0, column_blocks), on the pool's threads (inline when one tile or no pool); a tile's
+// KernelError is rethrown here (kernels::parallel_for_rethrow).
 void run_tiles(int64_t M, int64_t column_blocks, ThreadPool* pool,
                const std::function<void(int64_t m0, int64_t m, int64_t block)>& tile);
+
+// A oneDNN call that threw: a KernelError naming the call (`what`, with its sizes and types),
+// oneDNN's message and status, this CPU's features and oneDNN's ISA, and what to do.
+[[noreturn]] void throw_dnnl_error(const std::string& what, const dnnl::error& e);
+
+// oneDNN's matmul implementation for these descriptors on this CPU ("brg:avx512_core",
+// "gemm:jit", ...), or "none (oneDNN: <why>)": what explain reports per GEMM precision.
+std::string matmul_implementation(const dnnl::memory::desc& a, const dnnl::memory::desc& w, const dnnl::memory::desc& c);
 
 }  // namespace glassbox::kernels::dnnl_common

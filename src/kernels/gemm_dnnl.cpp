@@ -24,6 +24,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/thread_pool.h"
+#include "kernels/cpu_features.h"
+#include "kernels/dispatch.h"
 #include "kernels/dnnl_common.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_int8.h"
@@ -86,9 +88,15 @@ void gemm_tile(const GemmDesc& d, const float* A, const float* B, float* C) {
     auto c = matrix_desc(d.batch, d.M, d.N, false, d.ldc, d.stride_c);
     return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), base_attr(), engine());
   });
-  execute(e, {{DNNL_ARG_SRC, dnnl::memory(e.pd.src_desc(), engine(), const_cast<float*>(A))},
-              {DNNL_ARG_WEIGHTS, dnnl::memory(e.pd.weights_desc(), engine(), const_cast<float*>(B))},
-              {DNNL_ARG_DST, dnnl::memory(e.pd.dst_desc(), engine(), C)}});
+  std::unordered_map<int, dnnl::memory> args;
+  try {
+    args = {{DNNL_ARG_SRC, dnnl::memory(e.pd.src_desc(), engine(), const_cast<float*>(A))},
+            {DNNL_ARG_WEIGHTS, dnnl::memory(e.pd.weights_desc(), engine(), const_cast<float*>(B))},
+            {DNNL_ARG_DST, dnnl::memory(e.pd.dst_desc(), engine(), C)}};
+  } catch (const dnnl::error& err) {
+    throw_dnnl_error("matmul f32 argument binding", err);
+  }
+  execute(e, std::move(args));
 }
 
 // Below this many multiply-adds a product runs as one tile: splitting costs more than it saves.
@@ -110,7 +118,7 @@ void gemm_f32(const GemmDesc& d, const float* A, const float* B, float* C, Threa
     return;
   }
   if (d.batch >= 2) {  // batch ranges (attention heads)
-    pool->parallel_for(d.batch, 1, [&](int64_t b0, int64_t b1) {
+    parallel_for_rethrow(*pool, d.batch, 1, [&](int64_t b0, int64_t b1) {
       GemmDesc t = d;
       t.batch = b1 - b0;
       gemm_tile(t, A + b0 * d.stride_a, B + b0 * d.stride_b, C + b0 * d.stride_c);
@@ -119,7 +127,7 @@ void gemm_f32(const GemmDesc& d, const float* A, const float* B, float* C, Threa
   }
   if (d.N >= 128) {  // column blocks of 64
     const int64_t blocks = (d.N + 63) / 64;
-    pool->parallel_for(blocks, 1, [&](int64_t j0, int64_t j1) {
+    parallel_for_rethrow(*pool, blocks, 1, [&](int64_t j0, int64_t j1) {
       GemmDesc t = d;
       const int64_t n0 = j0 * 64, n1 = std::min(d.N, j1 * 64);
       t.N = n1 - n0;
@@ -128,7 +136,7 @@ void gemm_f32(const GemmDesc& d, const float* A, const float* B, float* C, Threa
     return;
   }
   const int64_t blocks = (d.M + 15) / 16;  // row blocks of 16
-  pool->parallel_for(blocks, 1, [&](int64_t i0, int64_t i1) {
+  parallel_for_rethrow(*pool, blocks, 1, [&](int64_t i0, int64_t i1) {
     GemmDesc t = d;
     const int64_t m0 = i0 * 16, m1 = std::min(d.M, i1 * 16);
     t.M = m1 - m0;
@@ -179,7 +187,7 @@ std::shared_ptr<const PackedGemmB> pack_gemm_b(int64_t K, int64_t N, bool trans_
       blk.data = reorder_into_new(src, origin, blk.desc);
     }
   };
-  if (pool) pool->parallel_for(static_cast<int64_t>(p->blocks.size()), 1, reorder_block);
+  if (pool) parallel_for_rethrow(*pool, static_cast<int64_t>(p->blocks.size()), 1, reorder_block);
   else reorder_block(0, static_cast<int64_t>(p->blocks.size()));
   for (const auto& blk : p->blocks) p->bytes += static_cast<int64_t>(blk.desc.get_size());
   return p;
@@ -274,32 +282,21 @@ std::string packed_layout_cpu_key() {
   std::snprintf(isa, sizeof isa, "0x%x", static_cast<unsigned>(dnnl::get_effective_cpu_isa()));
   std::string key = "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
                     " (" + v->hash + "); isa " + isa + "; cpu";
-#define GB_CPU_FEATURE(name) \
-  if (__builtin_cpu_supports(name)) key += " " name;
-  GB_CPU_FEATURE("avx2")
-  GB_CPU_FEATURE("fma")
-  GB_CPU_FEATURE("avx512f")
-  GB_CPU_FEATURE("avx512bw")
-  GB_CPU_FEATURE("avx512vl")
-  GB_CPU_FEATURE("avx512vnni")
-  GB_CPU_FEATURE("avx512bf16")
-#undef GB_CPU_FEATURE
+  for (const auto& name : cpu_feature_names(cpu_features())) key += " " + name;
   return key;
 }
 
 const char* gemm_bf16_implementation() {
-  static const std::string name = [] {
-    single_threaded_onednn();
-    auto a = matrix2d(128, 768, 768, dt::bf16);
-    auto w = dnnl::memory::desc(dims{768, 256}, dt::bf16, dnnl::memory::format_tag::any);
-    auto c = matrix2d(128, 256, 256);
-    try {
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w, c), base_attr(), engine());
-      return std::string(pd.impl_info_str());
-    } catch (const dnnl::error& e) {
-      return std::string("none (oneDNN: ") + e.what() + ")";
-    }
-  }();
+  static const std::string name = matmul_implementation(
+      matrix2d(128, 768, 768, dt::bf16), dnnl::memory::desc(dims{768, 256}, dt::bf16, dnnl::memory::format_tag::any),
+      matrix2d(128, 256, 256));
+  return name.c_str();
+}
+
+const char* gemm_f32_implementation() {
+  static const std::string name = matmul_implementation(
+      matrix2d(128, 768, 768), dnnl::memory::desc(dims{768, 256}, dt::f32, dnnl::memory::format_tag::any),
+      matrix2d(128, 256, 256));
   return name.c_str();
 }
 

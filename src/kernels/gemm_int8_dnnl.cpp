@@ -15,6 +15,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/thread_pool.h"
+#include "kernels/cpu_features.h"
 #include "kernels/dnnl_common.h"
 #include "kernels/gemm_int8.h"
 #include "kernels/layer_norm.h"
@@ -185,7 +186,13 @@ void finish_tile(const QGemmArgs& a, const PackedGemmS8B& B, const int32_t* rows
 }  // namespace
 
 bool gemm_u8s8_fast_available() {
-  static const bool ok = __builtin_cpu_supports("avx512vnni") != 0;
+  // oneDNN's u8 x s8 kernels are exact only with VNNI (gemm_int8.h): the CPU must have it and
+  // oneDNN must dispatch to it -- DNNL_MAX_CPU_ISA (read by oneDNN) or dnnl_set_max_cpu_isa can hold
+  // oneDNN below the CPU, and its AVX2 int8 path then saturates (measured: 64.75 for an exact 128).
+  static const bool ok = [] {
+    const auto vnni = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_vnni);
+    return cpu_features().int8_vnni() && (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & vnni) == vnni;
+  }();
   return ok;
 }
 
@@ -214,7 +221,7 @@ std::shared_ptr<PackedGemmS8B> pack_s8(int64_t K, int64_t N, int64_t ldb, const 
       blk.data = reorder_into_new(dnnl::memory::desc(dims{K, blk.n}, dt::s8, dims{ldb, 1}), B + blk.n0, blk.desc);
     }
   };
-  if (pool) pool->parallel_for(static_cast<int64_t>(p->blocks.size()), 1, reorder_block);
+  if (pool) parallel_for_rethrow(*pool, static_cast<int64_t>(p->blocks.size()), 1, reorder_block);
   else reorder_block(0, static_cast<int64_t>(p->blocks.size()));
   for (const auto& blk : p->blocks) p->bytes += static_cast<int64_t>(blk.desc.get_size());
   return p;
@@ -429,18 +436,12 @@ void gemm_f32_s8_dynamic(int64_t M, const float* A, int64_t lda, const PackedGem
 }
 
 const char* gemm_u8s8_implementation() {
-  static const std::string name = [] {
-    if (!gemm_u8s8_fast_available()) return std::string("reference loops (no AVX-512 VNNI)");
-    single_threaded_onednn();
-    auto w = dnnl::memory::desc(dims{768, 256}, dt::s8, dnnl::memory::format_tag::any);
-    try {
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(dense(128, 768, dt::u8), w, dense(128, 256, dt::s32)), base_attr(),
-                                      engine());
-      return std::string(pd.impl_info_str());
-    } catch (const dnnl::error& e) {
-      return std::string("none (oneDNN: ") + e.what() + ")";
-    }
-  }();
+  static const std::string name =
+      !gemm_u8s8_fast_available()
+          ? std::string(cpu_features().int8_vnni() ? "reference loops (oneDNN's ISA is held below AVX-512 VNNI)"
+                                                    : "reference loops (no AVX-512 VNNI)")
+          : matmul_implementation(dense(128, 768, dt::u8), dnnl::memory::desc(dims{768, 256}, dt::s8, dnnl::memory::format_tag::any),
+                                  dense(128, 256, dt::s32));
   return name.c_str();
 }
 

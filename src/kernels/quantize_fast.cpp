@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "kernels/cpu_features.h"
 
 namespace glassbox::kernels {
 namespace {
@@ -22,8 +23,7 @@ namespace {
 #define GB_AVX2 __attribute__((target("avx2")))
 
 bool avx2() {
-  static const bool ok = __builtin_cpu_supports("avx2") != 0;
-  return ok;
+  return cpu_features().avx2;
 }
 
 GB_AVX2 int64_t minmax_avx2(const float* x, int64_t n, float* lo, float* hi) {
@@ -65,8 +65,7 @@ GB_AVX2 int64_t quantize_avx2(const float* x, int64_t n, float scale, int32_t zp
 #define GB_AVX512 __attribute__((target("avx512f,avx512bw")))
 
 bool avx512() {
-  static const bool ok = __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512bw") != 0;
-  return ok;
+  return cpu_features().avx512_bw();
 }
 
 // Four independent accumulator pairs (the min/max chain's latency, not the loads, bounded the

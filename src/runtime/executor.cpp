@@ -2,14 +2,33 @@
 
 #include <chrono>
 #include <map>
+#include <new>
 #include <unordered_map>
 
+#include "kernels/kernel_error.h"
 #include "ops/registry.h"
 
 namespace glassbox::runtime {
 namespace {
 
 std::string node_where(const graph::Node& n) { return "node '" + n.name + "' (" + n.op_type + ")"; }
+
+// Kernels may throw (kernels::KernelError: a library kernel such as oneDNN's refused this CPU
+// or these sizes, or failed); nothing unwinds past the executor: it becomes an Error, which
+// the caller returns with the node's name.
+Status compute_guarded(const ops::Op& op, ops::ComputeContext& ctx) {
+  try {
+    return op.compute(ctx);
+  } catch (const kernels::KernelError& e) {
+    return make_error(ErrorCode::kUnsupported, e.what(), {}, e.fix());
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorCode::kLimitExceeded, "a kernel's memory allocation failed", {},
+                      "lower the batch or sequence length, or SessionOptions::memory_limit_bytes");
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kInternal, std::string("a kernel threw: ") + e.what(), {},
+                      "please report it with the model and `glassbox explain` (CPU features and kernels)");
+  }
+}
 
 // Bytes of dtype x shape, refusing negative dims and int64 overflow before anything is allocated.
 Result<int64_t> tensor_bytes(DataType dtype, const Shape& shape) {
@@ -609,7 +628,7 @@ Status run_step(RunState& rs, const CompiledGraph& g, size_t s, ThreadPool& pool
   StepContext ctx(rs, step, pool);
   std::chrono::steady_clock::time_point start;
   if (observe) start = std::chrono::steady_clock::now();
-  Status st = step.op->compute(ctx);
+  Status st = compute_guarded(*step.op, ctx);
   if (!st.ok()) return std::move(st).take_error().with_where(node_where(*step.node));
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     const int v = step.outputs[i];

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/thread_pool.h"
+#include "glassbox/cpu.h"
 #include "graph/loader.h"
 #include "graph/passes/passes.h"
 #include "kernels/gemm.h"
@@ -334,6 +335,10 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
                             std::to_string(options.opt_level) + (disabled.count("packed_weights") ? ", disabled" : "") + ")",
                         {}, "use opt level >= 1 without --disable-pass packed_weights, or precision fp32");
   }
+  // The declared rule (glassbox::precision_on_cpu): a precision this CPU cannot execute
+  // natively is refused here, at load, never left to a kernel at the first run.
+  if (const PrecisionOnCpu rule = precision_on_cpu(options.precision); !rule.runs)
+    return make_error(ErrorCode::kUnsupported, rule.how, path, rule.fix);
   // The cache file's checks that need no parsed model run while the model is parsed.
   std::shared_ptr<runtime::WeightsCacheEarly> early_cache;
   if (graph::passes::variant_enabled("packed_weights", options.opt_level,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
 #include "kernels/half.h"
 
@@ -16,8 +17,7 @@ namespace {
 uint16_t to_bf16(float f);
 
 bool avx512_bf16_available() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
-  return yes;
+  return cpu_features().avx512_bf16_convert();
 }
 
 __attribute__((target("avx512f,avx512bf16"))) void convert_avx512_bf16(const float* in, uint16_t* out, int64_t n) {

@@ -1,13 +1,16 @@
 // AVX2+FMA float32 exp / tanh / erf / sigmoid. Compiled with target
-// attributes (no global -mavx2), called only when the CPU reports avx2 and fma.
+// attributes (no global -mavx2), called only when the CPU reports avx2 and fma
+// (kernels/cpu_features.h, CpuFeatures::avx2_fma).
 #include <immintrin.h>
 
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu_features.h"
+
 namespace glassbox::kernels::x86 {
 
-bool avx2_available() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool avx2_available() { return cpu_features().avx2_fma(); }
 
 #define GB_AVX2 __attribute__((target("avx2,fma")))
 

@@ -1,7 +1,8 @@
 // AVX-512 float32 exp / erf: the operations of vmath_avx2.cpp's exp8 / erf8, one for one
 // (same constants, same fused multiply-adds, same division and rounding), 16 lanes at a
 // time, so results equal the AVX2 forms bit for bit (tests/kernels VMath.Avx512MatchesAvx2).
-// Compiled with target attributes, called only when the CPU reports avx512f and avx512dq.
+// Compiled with target attributes, called only when the CPU reports avx512f, avx512dq
+// and fma (kernels/cpu_features.h, CpuFeatures::avx512_dq_fma: the target attributes below).
 #include <immintrin.h>
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
@@ -11,11 +12,12 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu_features.h"
 #include "kernels/x86/exp_avx512.h"
 
 namespace glassbox::kernels::x86 {
 
-bool avx512_available() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"); }
+bool avx512_available() { return cpu_features().avx512_dq_fma(); }
 
 #define GB_AVX512 __attribute__((target("avx512f,avx512dq,fma")))
 

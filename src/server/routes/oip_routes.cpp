@@ -2,6 +2,7 @@
 // infer (tensor models, and text models through a BYTES input named "text"), explain.
 #include <algorithm>
 
+#include "diag/explain.h"
 #include "glassbox/version.h"
 #include "server/codec/oip_codec.h"
 #include "server/routes/router.h"
@@ -269,6 +270,7 @@ HttpResponse server_metadata() {
   j["name"] = "glassbox";
   j["version"] = glassbox::version();
   j["extensions"] = {"binary_tensor_data", "model_repository", "glassbox_explain"};
+  j["cpu"] = diag::cpu_report_to_json(cpu_report());  // features, kernel per op class, precision rule
   return json_response(200, j);
 }
 

@@ -1,0 +1,90 @@
+#include "kernels/dispatch.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/cpu_features.h"
+#include "kernels/gemm.h"
+#include "kernels/gemm_int8.h"
+
+namespace glassbox::kernels {
+namespace {
+
+std::string isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    case dnnl::cpu_isa::all: return "all";
+    default: break;
+  }
+  return "0x" + [&] {
+    char b[16];
+    std::snprintf(b, sizeof b, "%x", static_cast<unsigned>(isa));
+    return std::string(b);
+  }();
+}
+
+// fp32 vector width of oneDNN's and our own fp32 code at this CPU's level.
+std::string fp32_lanes(const CpuFeatures& f) {
+  if (f.avx512_dq_fma()) return "16 fp32 lanes (AVX-512)";
+  if (f.avx2_fma()) return "8 fp32 lanes (AVX2+FMA)";
+  if (f.avx) return "8 fp32 lanes (AVX, no FMA)";
+  if (f.sse4_1) return "4 fp32 lanes (SSE4.1)";
+  return "no oneDNN JIT below SSE4.1: reference loops";
+}
+
+}  // namespace
+
+std::string onednn_description() {
+  const dnnl_version_t* v = dnnl_version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + ", ISA " +
+         isa_name(dnnl::get_effective_cpu_isa());
+}
+
+std::vector<KernelFamily> kernel_families() {
+  const CpuFeatures& f = cpu_features();
+  std::vector<KernelFamily> rows;
+  rows.push_back({"GEMM fp32 (MatMul, Gemm, FusedMatMul, Einsum, attention products)",
+                  std::string("oneDNN matmul ") + gemm_f32_implementation(), "vector: " + fp32_lanes(f)});
+  if (f.bf16_native())
+    rows.push_back({"GEMM bf16 (precision bf16)", std::string("oneDNN matmul ") + gemm_bf16_implementation(),
+                    f.amx_bf16 ? "native bfloat16 (AMX tiles)" : "native bfloat16 (AVX512_BF16 dot products)"});
+  else
+    rows.push_back({"GEMM bf16 (precision bf16)", "none: refused at load",
+                    "needs AVX512_BF16 (with AVX512BW/DQ/VL) or AMX_BF16"});
+  if (gemm_u8s8_fast_available())
+    rows.push_back({"GEMM int8 (MatMulInteger, QLinearMatMul, precision int8-dynamic)",
+                    std::string("oneDNN matmul ") + gemm_u8s8_implementation(), "fast: AVX512_VNNI u8 x s8 dot products"});
+  else
+    rows.push_back({"GEMM int8 (MatMulInteger, QLinearMatMul, precision int8-dynamic)", gemm_u8s8_implementation(),
+                    "slow: exact int32 loops without VNNI (oneDNN's non-VNNI int8 kernels are not used: their int16 "
+                    "pair sums can saturate)"});
+  rows.push_back({"Conv, ConvTranspose", "oneDNN convolution, chosen per shape at first run (reference loops where "
+                                         "oneDNN has no implementation)",
+                  "vector: " + fp32_lanes(f)});
+  rows.push_back({"attention (fused)", "GEMM fp32 above + softmax rows below, per (batch, head) on the pool",
+                  "as GEMM fp32"});
+  rows.push_back({"elementwise math (Exp, Tanh, Erf, Sigmoid, Gelu)",
+                  f.avx512_dq_fma() ? "x86/vmath_avx512.cpp" : f.avx2_fma() ? "x86/vmath_avx2.cpp" : "scalar libm loops",
+                  f.avx512_dq_fma() ? "16 lanes (AVX-512, results equal the AVX2 form)"
+                  : f.avx2_fma()    ? "8 lanes (AVX2+FMA)"
+                                    : "1 lane (no AVX2+FMA); libm results, which may differ from the vector forms in "
+                                      "the last bit"});
+  rows.push_back({"row kernels (LayerNormalization, Softmax)",
+                  f.avx512_dq_fma() ? "x86/rows_avx512.cpp" : "scalar form with 16 accumulators (compiler-vectorized)",
+                  f.avx512_dq_fma() ? "16 lanes (AVX-512)" : "the same row arithmetic, without AVX-512"});
+  rows.push_back({"quantize rows (DynamicQuantizeLinear, int8-dynamic activations)",
+                  f.avx512_bw() ? "quantize_fast.cpp AVX-512" : f.avx2 ? "quantize_fast.cpp AVX2" : "scalar loops",
+                  f.avx512_bw() ? "16 lanes (AVX512BW)" : f.avx2 ? "8 lanes (AVX2)" : "1 lane (no AVX2)"});
+  rows.push_back({"fp32 -> bf16 conversion (precision bf16 activations)",
+                  f.avx512_bf16_convert() ? "x86/bf16_convert.cpp vcvtneps2bf16" : "scalar rounding (same bits)",
+                  f.avx512_bf16_convert() ? "16 lanes (AVX512_BF16)" : "1 lane"});
+  return rows;
+}
+
+}  // namespace glassbox::kernels
