@@ -22,7 +22,7 @@ void run_image_classify(const std::string& dir, const TextArgs& a, int top_k) {
                                   "this is an image model directory (preprocessor_config.json, no tokenizer.json): "
                                   "every argument after it must be an image file"));
   vision::ImageClassifierOptions opts;
-  opts.session.threads = a.threads;
+  a.session.apply(opts.session);  // every session flag given, not only --threads
   auto c = vision::ImageClassifier::load(dir, opts);
   if (!c.ok()) fail("classify", c.error());
   for (const auto& p : images) {
