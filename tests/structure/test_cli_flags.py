@@ -38,10 +38,16 @@ def subcommands(cli):
 def flag_help(cli, verb):
     """flag -> description, from `glassbox VERB --help` (CLI11 prints `  --name TYPE  description` per option)."""
     out = {}
-    for line in run(cli, verb, "--help").splitlines():
-        m = re.match(r"^\s+(?:-\w,\s*)?(--[\w-]+)(?:\s+\S+)?\s{2,}(.*)$", line)
+    lines = run(cli, verb, "--help").splitlines()
+    for k, line in enumerate(lines):
+        m = re.match(r"^\s+(?:-\w,\s*)?(--[\w-]+)\b(?:[^ ]| (?! ))*?\s{2,}(\S.*)$", line)
         if m:
             out[m.group(1)] = m.group(2).strip()
+            continue
+        # CLI11 puts the description on the next line when the name and type fill the column
+        m = re.match(r"^\s+(?:-\w,\s*)?(--[\w-]+)\b[^\n]*$", line)
+        if m and k + 1 < len(lines) and not lines[k + 1].lstrip().startswith("-"):
+            out[m.group(1)] = lines[k + 1].strip()
     return out
 
 
