@@ -10,6 +10,7 @@
 #include "glassbox/pipeline.h"
 #include "glassbox/vision_pipeline.h"
 #include "server/repository/warmup.h"
+#include "server/routes/route_table.h"
 
 namespace {
 
@@ -190,6 +191,7 @@ void explain_command(const ExplainArgs& a) {
     const std::string c = diag::weights_cache_to_text(cache);
     if (!c.empty()) std::cout << "\nweights cache (this load):\n\n```\n" << c << "```\n";
     print_warmup(warmup, true);
+    if (a.serve) std::cout << "\n**routes** (`glassbox serve`)\n\n" << server::routes_markdown();
   } else if (a.json) {
     auto j = diag::explain_to_json(rows);
     if (!decisions.empty()) {
@@ -205,6 +207,7 @@ void explain_command(const ExplainArgs& a) {
     }
     if (!warmup.is_null()) j["warmup"] = warmup;
     j["cpu"] = diag::cpu_report_to_json(cpu_report());
+    if (a.serve) j["routes"] = server::routes_json();
     if (a.model.empty()) j["default_model"] = default_model_json();
     else if (cache.state != "off" || !cache.reason.empty()) j["weights_cache"] = diag::weights_cache_to_json(cache);
     std::cout << j.dump(2) << "\n";
@@ -220,6 +223,11 @@ void explain_command(const ExplainArgs& a) {
     const std::string c = diag::weights_cache_to_text(cache);
     if (!c.empty()) std::cout << "\nweights cache (this load of " << a.model << ")\n" << c;
     print_warmup(warmup, false);
+    if (a.serve) {
+      std::cout << "\nroutes of `glassbox serve` (method, path = metric label, protocol of its responses and errors)\n";
+      for (const auto& r : server::routes())
+        std::cout << "  " << r.method << " " << r.path << "  [" << server::protocol_name(r.protocol) << "]  " << r.what << "\n";
+    }
   }
 }
 

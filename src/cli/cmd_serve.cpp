@@ -45,6 +45,8 @@ void add_serve_command(CLI::App& app) {
   add_server_flag(cmd, *a, "--drain-timeout", "drain_timeout_s", s.drain_timeout_s, "seconds in-flight requests get after SIGTERM");
   add_server_flag(cmd, *a, "--max-json-depth", "max_json_depth", s.max_json_depth, "JSON nesting cap");
   add_server_flag(cmd, *a, "--max-inputs-per-request", "max_inputs_per_request", s.max_inputs_per_request, "OIP tensors per request");
+  add_server_flag(cmd, *a, "--max-tensor-elements", "max_tensor_elements", s.max_tensor_elements,
+                  "elements per OIP tensor, checked before allocation");
   add_server_flag(cmd, *a, "--max-texts-per-request", "max_texts_per_request", s.max_texts_per_request, "texts per request");
   add_server_flag(cmd, *a, "--repository-poll", "repository_poll_s", s.repository_poll_s,
                   "seconds between scans of the repository for changed models (0 = off)");
@@ -69,6 +71,8 @@ void add_serve_command(CLI::App& app) {
        a->config.server.access_log = true;
        a->config.sources["server.access_log"] = "flag";
      }, "one JSON line per request on stdout (default: off)");
+  add_server_flag(cmd, *a, "--log-format", "log_format", s.log_format,
+                  "text | json: how event lines (stderr) and access lines (stdout) are written");
   cmd->add_option("--config", a->config_file, "JSON file {\"server\":{...},\"session\":{...}}; flags win (default: none)");
   cmd->callback([a] {
     using namespace glassbox;

@@ -61,6 +61,8 @@ struct Lifecycle {
 
 Result<int> serve(const ServeConfig& config) {
   ServerOptions opts = config.server;
+  GB_ASSIGN_OR_RETURN(LogFormat log_format, parse_log_format(opts.log_format));
+  set_log_format(log_format);
   if (opts.model_dirs.empty() && opts.model_repository.empty()) opts.model_dirs.push_back(default_model_dir());
   SessionOptions session = config.session;
   session.threads = opts.threads;
@@ -77,22 +79,16 @@ Result<int> serve(const ServeConfig& config) {
   GB_RETURN_IF_ERROR(repository.configure());
   Metrics metrics;
   declare_server_metrics(metrics);
-  SchedulerOptions sched;
-  sched.max_queue = opts.max_queue;
-  sched.max_batch_tokens = opts.max_batch_tokens;
-  sched.max_batch_size = opts.max_batch_size;
-  sched.max_queue_delay_ms = opts.max_queue_delay_ms;
-  sched.saturation_threshold = opts.saturation_threshold;
-  Scheduler scheduler(sched, &metrics);
+  Scheduler scheduler(opts, &metrics);
   std::atomic<bool> draining{false};
   HttpServer* http_ptr = nullptr;
   ServerContext ctx{opts, repository, scheduler, draining,
                     server_options_to_json(explain_server_options(opts, config.sources)), metrics,
                     [&http_ptr] { return http_ptr ? http_ptr->in_flight() : int64_t{0}; }};
 
-  HttpLimits limits{opts.max_body_bytes, opts.max_header_bytes, opts.max_header_count, opts.header_timeout_ms,
-                    opts.body_timeout_ms};
-  HttpServer http(limits, [&ctx](HttpRequest&& req, Responder respond) { route(ctx, std::move(req), std::move(respond)); });
+  HttpServer http(
+      opts, [&ctx](HttpRequest&& req, Responder respond) { route(ctx, std::move(req), std::move(respond)); },
+      render_for_target);
   http_ptr = &http;
   GB_ASSIGN_OR_RETURN(int port, http.listen(opts.host, opts.port));
   log_line("listening on " + opts.host + ":" + std::to_string(port) + " (live now; ready after every model's load and warm-up)");

@@ -72,6 +72,9 @@ const std::vector<Field>& fields() {
                       "higher lets a crafted body cost more parse time"),
       GB_SERVER_FIELD(max_inputs_per_request, "64 tensors per OIP request",
                       "higher lets one request hold more memory"),
+      GB_SERVER_FIELD(max_tensor_elements,
+                      "2^26 elements per OIP tensor (256 MiB of FP32), checked from the shape before allocation",
+                      "higher lets one declared shape claim more memory; binary tensors are also bounded by max_body_bytes"),
       GB_SERVER_FIELD(max_texts_per_request, "256 texts per request (TEI's default is 32)",
                       "higher lets one request occupy the compute queue longer"),
       GB_SERVER_FIELD(repository_poll_s, "0: models change only through explicit load calls",
@@ -89,7 +92,11 @@ const std::vector<Field>& fields() {
       GB_SERVER_FIELD(saturation_threshold, "0.99: a top-1 probability this high on most traffic means a saturated softmax",
                       "only changes what glassbox_softmax_saturated_total counts"),
       GB_SERVER_FIELD(access_log, "false: metrics carry the aggregates; a line per request costs IO at high rates",
-                      "true writes one JSON line per request to stdout"),
+                      "true writes one line per request to stdout (in log_format)"),
+      GB_SERVER_FIELD(log_format,
+                      "text: a person starting `glassbox serve` reads its lines in a terminal; \"json\" writes one object "
+                      "per line (time, type, request_id, trace_id, ...) for log shippers",
+                      "text lines are not meant to be parsed: pick json when a collector reads the logs"),
       GB_SERVER_FIELD(warmup_failure,
                       "ready: a warm-up under derived (guessed) shapes that fails says more about the guess than about the "
                       "model, which loaded, passed the checker and shape inference; the model serves and its index reason "
@@ -114,7 +121,7 @@ const std::vector<Field>& fields() {
   return f;
 }
 
-static_assert(aggregate_field_count<ServerOptions>() == 28, "ServerOptions changed: update fields() in server_options.cpp");
+static_assert(aggregate_field_count<ServerOptions>() == 30, "ServerOptions changed: update fields() in server_options.cpp");
 
 }  // namespace
 

@@ -44,6 +44,9 @@ struct ServerOptions {
   int max_json_depth = 64;
   // Tensors per OIP request (inputs + requested outputs).
   int max_inputs_per_request = 64;
+  // Elements per OIP tensor, checked from the declared shape before anything is allocated:
+  // 2^26 (64 Mi) is 256 MiB of FP32, far above a BERT-base batch and below the body cap's reach.
+  int64_t max_tensor_elements = int64_t{1} << 26;
   // Texts per request (TEI/OpenAI "inputs", OIP "text" elements): TEI's max_client_batch_size is 32.
   int max_texts_per_request = 256;
   // Seconds between scans of --model-repository for changed models (0 = only explicit load calls).
@@ -61,8 +64,12 @@ struct ServerOptions {
   int64_t default_timeout_ms = 0;
   // Top-1 softmax probability counted by glassbox_softmax_saturated_total.
   double saturation_threshold = 0.99;
-  // One JSON line per request on stdout (id, model, status, queue/compute ms, tokens, batch size).
+  // One line per answered request on stdout (request and trace ids, route, model, status,
+  // queue/compute ms, bytes, tokens, batch size), written in log_format.
   bool access_log = false;
+  // "text": event lines a person reads in a terminal; "json": one object per line (events on
+  // stderr, access lines on stdout) for log shippers. Every line of a request carries its ids.
+  std::string log_format = "text";
   // --- warm-up (docs/serving.md, "Warm-up") ---
   // When a warm-up under *derived* shapes fails: "ready" serves the model anyway (state READY,
   // reason "ready without warm-up: ..."), "unavailable" keeps it out. A declared warm-up that

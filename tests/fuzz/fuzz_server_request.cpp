@@ -1,6 +1,6 @@
 // libFuzzer target for the server's request handling without sockets or models: arbitrary
 // bytes are parsed as an HTTP/1.1 request stream by the same Beast parser and limits the server
-// uses; each complete request goes through the path decoding, route templates, the OIP codec
+// uses; each complete request goes through the path decoding, path templates, the OIP codec
 // (JSON + binary framing; a parsed request is encoded back as a response and must re-parse to the
 // same tensors) and the TEI/OpenAI body fields. valid_utf8 is checked against nlohmann's own
 // UTF-8 validation. Run: build-fuzz/tests/fuzz/fuzz_server_request -max_total_time=300 CORPUS
@@ -59,10 +59,13 @@ void round_trip(const InferRequest& in, const OipLimits& limits) {
 }
 
 void exercise(HttpRequest& req) {
-  (void)route_template(req.method, req.path);
   const auto parts = split_path(req.path);
   check(parts.size() <= req.path.size() + 1);
-  OipLimits limits;
+  for (const char* t : {"/v2/models/{m}/versions/{v}/infer", "/v2/models/{m}", "/embed"}) {
+    PathParams params;
+    if (match_path(t, parts, &params)) check(!params.values.empty() || std::string_view(t) == "/embed");
+  }
+  OipLimits limits = oip_limits(ServerOptions{});
   limits.max_elements = 1 << 16;
   auto infer = parse_infer_request(req, limits);
   if (infer.ok()) round_trip(*infer, limits);

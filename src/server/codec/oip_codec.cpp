@@ -217,6 +217,10 @@ const char* oip_datatype_name(DataType t) {
   return "";
 }
 
+OipLimits oip_limits(const ServerOptions& options) {
+  return {options.max_json_depth, options.max_inputs_per_request, options.max_tensor_elements};
+}
+
 Result<InferRequest> parse_infer_request(const HttpRequest& req, const OipLimits& limits) {
   std::string_view body = req.body, binary;
   if (auto h = req.header("inference-header-content-length")) {

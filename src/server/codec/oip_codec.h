@@ -14,6 +14,7 @@
 #include "glassbox/error.h"
 #include "glassbox/tensor.h"
 #include "server/http/http_types.h"
+#include "server/server_options.h"
 
 namespace glassbox::server {
 
@@ -43,11 +44,14 @@ struct InferRequest {
   bool binary_output_default = false;    // parameters.binary_data_output
 };
 
+// What parse_infer_request accepts. The server's come from ServerOptions (oip_limits); no
+// defaults here, so no second copy of a limit.
 struct OipLimits {
-  int max_json_depth = 64;
-  int max_tensors = 64;
-  int64_t max_elements = int64_t{1} << 26;  // per tensor, before allocation
+  int max_json_depth;
+  int max_tensors;
+  int64_t max_elements;  // per tensor, checked before allocation
 };
+OipLimits oip_limits(const ServerOptions& options);
 
 // Parses the body of POST .../infer (JSON, or JSON header + binary section).
 Result<InferRequest> parse_infer_request(const HttpRequest& req, const OipLimits& limits);

@@ -61,36 +61,28 @@ Result<std::vector<PipelineInput>> parse_texts(const nlohmann::json& value, cons
   return texts;
 }
 
-std::string route_template(const std::string& method, const std::string& path) {
-  const auto parts = split_path(path);
-  (void)method;
-  if (parts.empty()) return "other";
-  if (parts[0] == "v2") {
-    if (parts.size() == 1) return "/v2";
-    if (parts.size() == 3 && parts[1] == "health") return parts[2] == "live" || parts[2] == "ready" ? "/v2/health/" + parts[2] : "other";
-    if (parts[1] == "repository") {
-      if (parts.size() == 3 && parts[2] == "index") return "/v2/repository/index";
-      if (parts.size() == 5 && (parts[4] == "load" || parts[4] == "unload")) return "/v2/repository/models/{m}/" + parts[4];
-      return "other";
+const std::string& PathParams::get(std::string_view name) const {
+  static const std::string none;
+  for (const auto& [k, v] : values)
+    if (k == name) return v;
+  return none;
+}
+
+bool match_path(std::string_view path_template, const std::vector<std::string>& parts, PathParams* params) {
+  const auto want = split_path(std::string(path_template));
+  if (want.size() != parts.size()) return false;
+  PathParams found;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::string& w = want[i];
+    if (w.size() > 2 && w.front() == '{' && w.back() == '}') {
+      if (parts[i].empty()) return false;
+      found.values.emplace_back(w.substr(1, w.size() - 2), parts[i]);
+    } else if (w != parts[i]) {
+      return false;
     }
-    if (parts[1] == "models" && parts.size() >= 3) {
-      std::string t = "/v2/models/{m}";
-      size_t at = 3;
-      if (parts.size() > 4 && parts[3] == "versions") {
-        t += "/versions/{v}";
-        at = 5;
-      }
-      if (parts.size() == at) return t;
-      if (parts.size() == at + 1 && (parts[at] == "ready" || parts[at] == "infer" || parts[at] == "explain")) return t + "/" + parts[at];
-    }
-    return "other";
   }
-  if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "embeddings") return "/v1/embeddings";
-  static const char* tei[] = {"embed", "predict", "tokenize", "decode", "info", "health", "metrics"};
-  if (parts.size() == 1)
-    for (const char* r : tei)
-      if (parts[0] == r) return "/" + parts[0];
-  return "other";
+  if (params) *params = std::move(found);
+  return true;
 }
 
 }  // namespace glassbox::server

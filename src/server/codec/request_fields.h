@@ -1,5 +1,5 @@
 // Request pieces every protocol shares, free of models and sockets (so they can be fuzzed
-// alone): path segments, route templates for metric labels, UTF-8 validation, text lists.
+// alone): path segments, path templates, UTF-8 validation, text lists.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,8 +15,16 @@ namespace glassbox::server {
 
 // "/v2/models/m/infer" -> {"v2", "models", "m", "infer"} (a trailing '/' is ignored).
 std::vector<std::string> split_path(const std::string& path);
-// The route template of a path (a bounded label set): "/v2/models/{m}/infer", "/predict", "other".
-std::string route_template(const std::string& method, const std::string& path);
+// The values a path template's "{name}" segments took: "/v2/models/{m}/infer" on
+// "/v2/models/langid/infer" -> m = langid.
+struct PathParams {
+  std::vector<std::pair<std::string, std::string>> values;
+  // The value of {name}; empty when the template has no such segment.
+  const std::string& get(std::string_view name) const;
+};
+// True if the path's segments match the template's: literal segments equal, each "{name}" one
+// non-empty segment (recorded in params when given).
+bool match_path(std::string_view path_template, const std::vector<std::string>& parts, PathParams* params);
 // True if the bytes are valid UTF-8 (no overlongs, no surrogates, nothing past U+10FFFF).
 bool valid_utf8(std::string_view s);
 // Texts of a TEI/OpenAI "inputs"/"input" field: a string or a non-empty list of strings,

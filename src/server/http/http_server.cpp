@@ -16,8 +16,10 @@ namespace http = beast::http;
 using tcp = net::ip::tcp;
 
 struct HttpServer::Impl {
-  HttpLimits limits;
+  explicit Impl(const ServerOptions& o) : limits(o) {}
+  const ServerOptions& limits;
   Handler handler;
+  RefusalRenderer render;
   net::io_context ioc;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work{ioc.get_executor()};
   tcp::acceptor acceptor{ioc};
@@ -38,9 +40,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start() { read_header(); }
 
  private:
-  const HttpLimits& limits() const { return server_.limits; }
+  const ServerOptions& limits() const { return server_.limits; }
 
   void read_header() {
+    target_.clear();
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(limits().max_header_bytes));
     parser_->body_limit(static_cast<uint64_t>(limits().max_body_bytes));
@@ -50,18 +53,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_header(beast::error_code ec) {
-    if (ec == http::error::header_limit) return reject(431, "request headers exceed the server's max_header_bytes");
-    if (ec == http::error::body_limit)
-      return reject(413, "request body exceeds the server's max_body_bytes (" + std::to_string(limits().max_body_bytes) + ")");
+    target_ = std::string(parser_->get().target().substr(0, 512));  // set once the request line is parsed
+    if (ec == http::error::header_limit)
+      return reject(RefusalCode::kHeadersTooLarge, "request headers exceed the server's max_header_bytes (" +
+                                                       std::to_string(limits().max_header_bytes) + ")");
+    if (ec == http::error::body_limit) return reject(RefusalCode::kTooLarge, body_over_limit());
     if (ec) return close();  // end of stream, timeout (slow client), reset, malformed request line
     const auto& req = parser_->get();
     size_t fields = 0;
     for (auto it = req.begin(); it != req.end(); ++it) ++fields;
     if (fields > static_cast<size_t>(limits().max_header_count))
-      return reject(431, "request has " + std::to_string(fields) + " header fields, over the server's max_header_count (" +
+      return reject(RefusalCode::kHeadersTooLarge, "request has " + std::to_string(fields) + " header fields, over the server's max_header_count (" +
                              std::to_string(limits().max_header_count) + ")");
     if (auto len = parser_->content_length(); len && *len > static_cast<uint64_t>(limits().max_body_bytes))
-      return reject(413, "request body of " + std::to_string(*len) + " bytes exceeds the server's max_body_bytes (" +
+      return reject(RefusalCode::kTooLarge, "request body of " + std::to_string(*len) + " bytes exceeds the server's max_body_bytes (" +
                              std::to_string(limits().max_body_bytes) + ")");
     stream_.expires_after(std::chrono::milliseconds(limits().body_timeout_ms));
     if (beast::iequals(req[http::field::expect], "100-continue")) {
@@ -80,8 +85,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_body(beast::error_code ec) {
-    if (ec == http::error::body_limit)
-      return reject(413, "request body exceeds the server's max_body_bytes (" + std::to_string(limits().max_body_bytes) + ")");
+    if (ec == http::error::body_limit) return reject(RefusalCode::kTooLarge, body_over_limit());
     if (ec) return close();
     auto msg = parser_->release();
     HttpRequest req;
@@ -91,7 +95,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto path = percent_decode(target.substr(0, q));
     if (q != std::string_view::npos) req.query = std::string(target.substr(q + 1));
     keep_alive_ = msg.keep_alive();
-    if (!path) return reject(400, "request path has a malformed percent escape or a NUL");
+    if (!path) return reject(RefusalCode::kInvalidRequest, "request path has a malformed percent escape or a NUL");
     req.path = std::move(*path);
     for (const auto& f : msg) {
       std::string name(f.name_string());
@@ -122,14 +126,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
-  void reject(int status, const std::string& message) {
-    HttpResponse r = json_error(status, message);
-    r.close = true;  // the rest of the request was not read: the connection cannot be reused
-    write(std::move(r), false);
+  std::string body_over_limit() const {
+    return "request body exceeds the server's max_body_bytes (" + std::to_string(limits().max_body_bytes) + ")";
+  }
+
+  void reject(RefusalCode code, std::string message) {
+    // The rest of the request was not read: the connection cannot be reused.
+    write(refuse(Refusal{code, std::move(message), {}, 0, true}), false);
   }
 
   void write(HttpResponse r, bool counted) {
     responding_ = true;
+    if (r.refusal && r.body.empty() && server_.render) server_.render(target_, r);
     beast::error_code ignored;
     stream_.socket().cancel(ignored);  // ends watch_disconnect's wait
     auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status), 11);
@@ -160,6 +168,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<std::atomic<bool>> cancelled_ = std::make_shared<std::atomic<bool>>(false);
+  std::string target_;  // the request line's target, for rendering a refusal in its route's shape
   bool keep_alive_ = false;
   bool responding_ = false;
 };
@@ -173,9 +182,10 @@ void HttpServer::Impl::accept() {
   });
 }
 
-HttpServer::HttpServer(HttpLimits limits, Handler handler) : impl_(std::make_unique<Impl>()) {
-  impl_->limits = limits;
+HttpServer::HttpServer(const ServerOptions& options, Handler handler, RefusalRenderer render)
+    : impl_(std::make_unique<Impl>(options)) {
   impl_->handler = std::move(handler);
+  impl_->render = std::move(render);
 }
 
 HttpServer::~HttpServer() = default;

@@ -8,24 +8,25 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "glassbox/error.h"
 #include "server/http/http_types.h"
+#include "server/server_options.h"
 
 namespace glassbox::server {
 
-struct HttpLimits {
-  int64_t max_body_bytes = 0;
-  int64_t max_header_bytes = 0;
-  int max_header_count = 0;
-  int header_timeout_ms = 0;
-  int body_timeout_ms = 0;
-};
+// Renders a refusal the front end makes itself (413, 431, a bad path) for the request target it
+// belongs to: the routes know which protocol's shape that is, the front end does not.
+using RefusalRenderer = std::function<void(std::string_view target, HttpResponse& response)>;
 
 class HttpServer {
  public:
-  HttpServer(HttpLimits limits, Handler handler);
+  // Limits are read from `options` (max_body_bytes, max_header_bytes, max_header_count,
+  // header_timeout_ms, body_timeout_ms), which must outlive the server.
+  HttpServer(const ServerOptions& options, Handler handler, RefusalRenderer render);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

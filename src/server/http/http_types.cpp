@@ -5,14 +5,48 @@
 namespace glassbox::server {
 
 Responder::State::~State() {
-  if (!sent.exchange(true)) sink(json_error(500, "internal error: the request was dropped without a response"));
+  if (!sent.exchange(true)) sink(refuse(RefusalCode::kInternal, "internal error: the request was dropped without a response"));
 }
 
-HttpResponse json_error(int status, const std::string& message) {
-  HttpResponse r;
-  r.status = status;
-  r.body = nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return r;
+const RefusalInfo& refusal_info(RefusalCode code) {
+  // OpenAI: 4xx are invalid_request_error, 429 rate_limit_error, 5xx server_error (what its
+  // clients map to BadRequestError, NotFoundError, RateLimitError, InternalServerError by status).
+  // TEI's ErrorType: validation, tokenizer, empty, overloaded, backend, unhealthy.
+  using C = RefusalCode;
+  static constexpr RefusalInfo table[] = {
+      {C::kInvalidRequest, "invalid_request", 400, "invalid_request_error", "validation", "invalid"},
+      {C::kRouteNotFound, "route_not_found", 404, "invalid_request_error", "validation", "invalid"},
+      {C::kModelNotFound, "model_not_found", 404, "invalid_request_error", "validation", "invalid"},
+      {C::kMethodNotAllowed, "method_not_allowed", 405, "invalid_request_error", "validation", "invalid"},
+      {C::kTooLarge, "too_large", 413, "invalid_request_error", "validation", "too_large"},
+      {C::kHeadersTooLarge, "headers_too_large", 431, "invalid_request_error", "validation", "invalid"},
+      {C::kQueueFull, "queue_full", 429, "rate_limit_error", "overloaded", "queue_full"},
+      {C::kModelUnavailable, "model_unavailable", 503, "server_error", "unhealthy", "unavailable"},
+      {C::kDraining, "draining", 503, "server_error", "unhealthy", "draining"},
+      {C::kDeadline, "deadline_exceeded", 504, "server_error", "overloaded", "deadline"},
+      {C::kCancelled, "cancelled", 499, "invalid_request_error", "validation", "cancelled"},
+      {C::kInternal, "internal", 500, "server_error", "backend", nullptr},
+  };
+  static_assert(sizeof table / sizeof table[0] == static_cast<size_t>(C::kInternal) + 1, "one row per RefusalCode");
+  static_assert([] {
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i)
+      if (static_cast<size_t>(table[i].code) != i) return false;
+    return true;
+  }(), "rows in RefusalCode order");
+  return table[static_cast<size_t>(code)];
+}
+
+HttpResponse refuse(Refusal r) {
+  HttpResponse out;
+  out.status = refusal_info(r.code).status;
+  out.close = r.close;
+  if (r.retry_after_s > 0) out.headers.emplace_back("Retry-After", std::to_string(r.retry_after_s));
+  out.refusal = std::move(r);
+  return out;
+}
+
+HttpResponse refuse(RefusalCode code, std::string message, std::string param) {
+  return refuse(Refusal{code, std::move(message), std::move(param)});
 }
 
 std::optional<std::string> percent_decode(std::string_view in) {

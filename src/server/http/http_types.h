@@ -20,6 +20,12 @@ struct RequestMeta {
   std::string model;
   std::string version;
   std::string id;       // the OIP request id, when one was sent
+  // Identity for logs and tracing (server/codec/trace_context.h): X-Request-Id or a generated
+  // one; the W3C trace id (the client's traceparent's, or new), this server's span id, the
+  // client's span id (empty when it sent no valid traceparent) and the trace flags.
+  std::string request_id, trace_id, span_id, parent_span_id, trace_flags = "00";
+  std::string method;
+  int64_t bytes_in = 0;  // request body bytes
   double queue_s = -1;  // waiting before its first engine run
   double compute_s = 0; // engine runs it took part in (summed)
   int64_t tokens = 0;   // real tokens of its texts
@@ -49,13 +55,58 @@ struct HttpRequest {
   }
 };
 
+// Why a request is refused. One row per code in http_types.cpp (its HTTP status, OpenAI error
+// type, TEI error_type and the glassbox_rejected_requests_total reason): routes name the code,
+// the calling route's protocol renders the body (server/routes/refusal.h).
+enum class RefusalCode {
+  kInvalidRequest,    // 400: malformed JSON, a wrong field, a value out of range
+  kRouteNotFound,     // 404: no route has this path
+  kModelNotFound,     // 404: no such model or version
+  kMethodNotAllowed,  // 405: the path is a route, the method is not
+  kTooLarge,          // 413: body, tensor or text over a declared limit
+  kHeadersTooLarge,   // 431: header bytes or count over a declared limit
+  kQueueFull,         // 429 + Retry-After: the model's queue holds max_queue requests
+  kModelUnavailable,  // 503: the model exists but does not serve (loading, failed, unloaded)
+  kDraining,          // 503 + Connection: close: the server is shutting down
+  kDeadline,          // 504: the request's deadline passed before compute
+  kCancelled,         // 499 (logged only): the client left before compute
+  kInternal,          // 500: an engine error
+};
+
+struct Refusal {
+  Refusal() = default;
+  Refusal(RefusalCode c, std::string m, std::string p = {}, int retry_after = 0, bool close_after = false)
+      : code(c), message(std::move(m)), param(std::move(p)), retry_after_s(retry_after), close(close_after) {}
+  RefusalCode code = RefusalCode::kInternal;
+  std::string message;  // "where: what (fix: ...)"; never an internal path
+  std::string param;    // the request field at fault ("input", "inputs", "model"), empty when none
+  int retry_after_s = 0;  // > 0: sent as Retry-After
+  bool close = false;     // the connection is closed after the response
+};
+
+struct RefusalInfo {
+  RefusalCode code;
+  const char* name;         // machine-readable code: OpenAI error.code, the access log's "refusal"
+  int status;
+  const char* openai_type;  // OpenAI error.type
+  const char* tei_type;     // TEI/TGI error_type (their ErrorType, snake_case)
+  const char* metric_reason;  // glassbox_rejected_requests_total{reason}; nullptr: not counted
+};
+const RefusalInfo& refusal_info(RefusalCode code);
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   bool close = false;  // send Connection: close and close after writing
+  // Set on a refusal: the body is rendered in the calling route's protocol just before sending.
+  std::optional<Refusal> refusal;
 };
+
+// A refusal as a response: status, Retry-After and close set; body left to the route's protocol.
+HttpResponse refuse(Refusal r);
+HttpResponse refuse(RefusalCode code, std::string message, std::string param = {});
 
 // Delivers a request's response exactly once, from any thread. A Responder dropped
 // without being called answers 500, so no accepted request is left hanging.
@@ -80,9 +131,6 @@ class Responder {
 };
 
 using Handler = std::function<void(HttpRequest&&, Responder)>;
-
-// {"error": message} with the status; message must not contain internal paths.
-HttpResponse json_error(int status, const std::string& message);
 
 // Percent-decodes a path; nullopt on a malformed escape or a decoded NUL.
 std::optional<std::string> percent_decode(std::string_view in);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "server/log.h"
 #include "server/routes/router.h"
 
 namespace glassbox::server {
@@ -34,49 +35,17 @@ void declare_server_metrics(Metrics& m) {
   m.declare("glassbox_model_ready", T::kGauge, "1 when the model version serves, 0 when not.");
 }
 
-namespace {
-
-const char* refusal_reason(int status, bool draining) {
-  switch (status) {
-    case 429: return "queue_full";
-    case 504: return "deadline";
-    case 413: return "too_large";
-    case 499: return "cancelled";
-    case 503: return draining ? "draining" : "unavailable";
-    case 400: case 404: case 405: case 422: case 431: return "invalid";
-    default: return nullptr;
-  }
-}
-
-void access_log(const RequestMeta& meta, int status, double seconds) {
-  nlohmann::ordered_json j;
-  j["id"] = meta.id;
-  j["route"] = meta.route;
-  j["model"] = meta.model;
-  j["version"] = meta.version;
-  j["status"] = status;
-  j["total_ms"] = seconds * 1000;
-  j["queue_ms"] = meta.queue_s < 0 ? 0 : meta.queue_s * 1000;
-  j["compute_ms"] = meta.compute_s * 1000;
-  j["tokens"] = meta.tokens;
-  j["tokens_dropped"] = meta.tokens_dropped;
-  j["batch_size"] = meta.batch_size;
-  const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  std::fwrite(line.data(), 1, line.size(), stdout);
-  std::fflush(stdout);
-}
-
-}  // namespace
-
-void record_request(ServerContext& ctx, const RequestMeta& meta, int status, double seconds) {
+void record_request(ServerContext& ctx, const RequestMeta& meta, const HttpResponse& response, double seconds) {
+  const int status = response.status;
   ctx.metrics.add("glassbox_requests_total", {{"model", meta.model}, {"route", meta.route}, {"code", std::to_string(status)}});
   ctx.metrics.observe("glassbox_request_duration_seconds", {{"model", meta.model}, {"route", meta.route}}, seconds);
-  if (const char* reason = refusal_reason(status, ctx.draining.load()))
-    ctx.metrics.add("glassbox_rejected_requests_total", {{"model", meta.model}, {"reason", reason}});
-  if (ctx.options.access_log) access_log(meta, status, seconds);
+  if (response.refusal)
+    if (const char* reason = refusal_info(response.refusal->code).metric_reason)
+      ctx.metrics.add("glassbox_rejected_requests_total", {{"model", meta.model}, {"reason", reason}});
+  if (ctx.options.access_log) log_access(meta, response, seconds);
 }
 
-HttpResponse scrape_metrics(ServerContext& ctx) {
+void metrics_scrape(ServerContext& ctx, HttpRequest&&, const PathParams&, Responder respond) {
   auto depths = ctx.scheduler.queue_depths();
   ctx.metrics.clear("glassbox_queue_depth");
   ctx.metrics.clear("glassbox_model_ready");  // a replaced version's series must not stay at 1
@@ -88,7 +57,7 @@ HttpResponse scrape_metrics(ServerContext& ctx) {
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   r.body = ctx.metrics.exposition(process_metrics());
-  return r;
+  respond(std::move(r));
 }
 
 }  // namespace glassbox::server

@@ -13,10 +13,8 @@ namespace glassbox::server {
 struct ServerContext;
 
 void declare_server_metrics(Metrics& metrics);
-// Counts the request by route and status, its duration, and a refusal by reason; writes the
-// access log line when enabled.
-void record_request(ServerContext& ctx, const RequestMeta& meta, int status, double seconds);
-// GET /metrics: gauges refreshed, then every family and the process metrics.
-HttpResponse scrape_metrics(ServerContext& ctx);
+// Counts the request by route and status, its duration, and a refusal by its code's reason;
+// writes the access log line when enabled.
+void record_request(ServerContext& ctx, const RequestMeta& meta, const HttpResponse& response, double seconds);
 
 }  // namespace glassbox::server

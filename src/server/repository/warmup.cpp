@@ -14,8 +14,6 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// A declared warm-up tensor may be as large as an OIP request's tensor (OipLimits' default).
-constexpr int64_t kMaxWarmupElements = int64_t{1} << 26;
 
 Error bad(const std::string& what, const std::string& where, const std::string& fix = {}) {
   return make_error(ErrorCode::kInvalidArgument, what, where,
@@ -46,7 +44,10 @@ Result<OipTensor> decode_as_request(const std::string& name, const std::string& 
   req.method = "POST";
   req.body = json{{"inputs", json::array({json{{"name", name}, {"datatype", datatype}, {"shape", shape},
                                                {"data", std::move(data)}}})}}.dump();
-  GB_ASSIGN_OR_RETURN(InferRequest r, parse_infer_request(req, OipLimits{64, 1, kMaxWarmupElements}));
+  // A declared warm-up tensor may be as large as a client's (the declared request limits' defaults).
+  OipLimits limits = oip_limits(ServerOptions{});
+  limits.max_tensors = 1;
+  GB_ASSIGN_OR_RETURN(InferRequest r, parse_infer_request(req, limits));
   return std::move(r.inputs.front());
 }
 
@@ -115,8 +116,11 @@ Result<std::vector<int64_t>> declared_dims(const json& spec, const std::string& 
     dims.push_back(d.get<int64_t>());
   }
   auto n = shape_numel(dims);
-  if (!n.ok() || *n > kMaxWarmupElements)
-    return make_error(ErrorCode::kLimitExceeded, "dims " + dims_text(dims) + " exceed the warm-up cap of 2^26 elements", where);
+  const int64_t cap = ServerOptions{}.max_tensor_elements;  // a client's tensor cap (declared default)
+  if (!n.ok() || *n > cap)
+    return make_error(ErrorCode::kLimitExceeded,
+                      "dims " + dims_text(dims) + " exceed the warm-up cap of " + std::to_string(cap) +
+                          " elements (max_tensor_elements' default)", where);
   return dims;
 }
 

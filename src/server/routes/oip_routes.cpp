@@ -151,7 +151,7 @@ HttpResponse text_error(const Error& e, const LoadedModel& m, const char* trunca
   if (e.code != ErrorCode::kLimitExceeded) return error_response(e, &m);
   Error x = e;
   x.fix = std::string("send ") + truncate_field + " to drop the tokens past the limit (the response reports how many), or shorten the text";
-  return json_error(413, client_message(x, m));
+  return refuse(RefusalCode::kTooLarge, client_message(x, m), "inputs");
 }
 
 void infer_text(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferRequest req, const Responder& respond,
@@ -250,82 +250,69 @@ Status read_scheduling_parameters(const InferRequest& req, RequestMeta& meta) {
 }
 
 void infer(ServerContext& ctx, HttpRequest&& http, std::shared_ptr<const LoadedModel> m, const Responder& respond) {
-  if (ctx.draining.load()) {
-    HttpResponse r = json_error(503, "server is shutting down: no new work is admitted");
-    r.close = true;
-    return respond(std::move(r));
-  }
-  OipLimits limits;
-  limits.max_json_depth = ctx.options.max_json_depth;
-  limits.max_tensors = ctx.options.max_inputs_per_request;
-  auto req = parse_infer_request(http, limits);
+  if (ctx.draining.load()) return respond(draining_refusal());
+  auto req = parse_infer_request(http, oip_limits(ctx.options));
   if (!req.ok()) return respond(error_response(req.error(), nullptr));
   if (Status st = read_scheduling_parameters(*req, *http.meta); !st.ok()) return respond(error_response(st.error(), nullptr));
   if (m->kind == ModelKind::kText) return infer_text(ctx, std::move(m), std::move(req).value(), respond, http);
   infer_tensor(ctx, std::move(m), std::move(req).value(), respond, http);
 }
 
-HttpResponse server_metadata() {
+// The model a /v2/models/{m}[/versions/{v}] route names, or the refusal (400 bad name, 404, 503).
+ModelLookup lookup(ServerContext& ctx, const PathParams& params) {
+  const std::string& name = params.get("m");
+  if (!valid_model_name(name)) return {nullptr, 400, "invalid model name"};
+  return ctx.repository.get(name, params.get("v"));
+}
+
+}  // namespace
+
+void oip_server_metadata(ServerContext&, HttpRequest&&, const PathParams&, Responder respond) {
   ojson j;
   j["name"] = "glassbox";
   j["version"] = glassbox::version();
   j["extensions"] = {"binary_tensor_data", "model_repository", "glassbox_explain"};
   j["cpu"] = diag::cpu_report_to_json(cpu_report());  // features, kernel per op class, precision rule
-  return json_response(200, j);
+  respond(json_response(200, j));
 }
 
-void model_route(ServerContext& ctx, HttpRequest&& req, const std::vector<std::string>& parts, const Responder& respond) {
-  // parts: v2 models NAME [versions V] [ready|infer|explain]
-  const std::string& name = parts[2];
-  std::string version, action;
-  size_t at = 3;
-  if (parts.size() > at && parts[at] == "versions") {
-    if (parts.size() <= at + 1) return respond(json_error(404, "no route: a version is missing after /versions"));
-    version = parts[at + 1];
-    at += 2;
-  }
-  if (parts.size() > at) action = parts[at++];
-  if (parts.size() > at) return respond(json_error(404, "no route for this path"));
-  const bool get = req.method == "GET", post = req.method == "POST";
-  const bool known_action = action.empty() || action == "ready" || action == "infer" || action == "explain";
-  if (!known_action) return respond(json_error(404, "no route for this path"));
-  if ((action == "infer" && !post) || (action != "infer" && !get))
-    return respond(json_error(405, "method " + req.method + " is not allowed here"));
-  if (!valid_model_name(name)) return respond(json_error(400, "invalid model name"));
-  ModelLookup look = ctx.repository.get(name, version);
-  if (action == "ready") {
-    if (look.status == 404) return respond(json_error(404, look.message));
-    const bool ready = look.model != nullptr && !ctx.draining.load();
-    return respond(json_response(ready ? 200 : 503, ojson{{"name", name}, {"ready", ready}}));
-  }
-  if (!look.model) return respond(json_error(look.status, look.message));
-  if (action.empty()) return respond(model_metadata(*look.model));
-  if (action == "explain") {
-    ojson j;
-    j["name"] = look.model->name;
-    j["version"] = look.model->version;
-    j["model"] = look.model->explain;
-    j["server"] = ctx.server_explain;
-    return respond(json_response(200, j));
-  }
+void oip_health_live(ServerContext&, HttpRequest&&, const PathParams&, Responder respond) {
+  respond(json_response(200, ojson{{"live", true}}));
+}
+
+void oip_health_ready(ServerContext& ctx, HttpRequest&&, const PathParams&, Responder respond) {
+  const bool ready = !ctx.draining.load() && ctx.repository.ready();
+  respond(json_response(ready ? 200 : 503, ojson{{"ready", ready}}));
+}
+
+void oip_model_metadata(ServerContext& ctx, HttpRequest&&, const PathParams& params, Responder respond) {
+  ModelLookup look = lookup(ctx, params);
+  if (!look.model) return respond(lookup_refusal(look));
+  respond(model_metadata(*look.model));
+}
+
+void oip_model_ready(ServerContext& ctx, HttpRequest&&, const PathParams& params, Responder respond) {
+  ModelLookup look = lookup(ctx, params);
+  if (look.status == 404 || look.status == 400) return respond(lookup_refusal(look));
+  const bool ready = look.model != nullptr && !ctx.draining.load();
+  respond(json_response(ready ? 200 : 503, ojson{{"name", params.get("m")}, {"ready", ready}}));
+}
+
+void oip_model_infer(ServerContext& ctx, HttpRequest&& req, const PathParams& params, Responder respond) {
+  ModelLookup look = lookup(ctx, params);
+  if (!look.model) return respond(lookup_refusal(look));
   infer(ctx, std::move(req), std::move(look.model), respond);
 }
 
-}  // namespace
-
-void route_oip(ServerContext& ctx, HttpRequest&& req, const std::vector<std::string>& parts, Responder respond) {
-  if (parts.size() == 1) {
-    if (req.method != "GET") return respond(json_error(405, "method " + req.method + " is not allowed here"));
-    return respond(server_metadata());
-  }
-  if (parts.size() == 3 && parts[1] == "health" && (parts[2] == "live" || parts[2] == "ready")) {
-    if (req.method != "GET") return respond(json_error(405, "method " + req.method + " is not allowed here"));
-    if (parts[2] == "live") return respond(json_response(200, ojson{{"live", true}}));
-    const bool ready = !ctx.draining.load() && ctx.repository.ready();
-    return respond(json_response(ready ? 200 : 503, ojson{{"ready", ready}}));
-  }
-  if (parts.size() >= 3 && parts[1] == "models") return model_route(ctx, std::move(req), parts, respond);
-  respond(json_error(404, "no route for " + req.method + " " + req.path.substr(0, 200)));
+void oip_model_explain(ServerContext& ctx, HttpRequest&&, const PathParams& params, Responder respond) {
+  ModelLookup look = lookup(ctx, params);
+  if (!look.model) return respond(lookup_refusal(look));
+  ojson j;
+  j["name"] = look.model->name;
+  j["version"] = look.model->version;
+  j["model"] = look.model->explain;
+  j["server"] = ctx.server_explain;
+  respond(json_response(200, j));
 }
 
 }  // namespace glassbox::server

@@ -30,41 +30,32 @@ std::string base64_floats(const std::vector<float>& v) {
   return out;
 }
 
-HttpResponse openai_error(int status, const std::string& message) {
-  // {"error": {...}} is what OpenAI clients parse; "message" carries the text.
-  HttpResponse r;
-  r.status = status;
-  r.body = json{{"error", {{"message", message}, {"type", status >= 500 ? "server_error" : "invalid_request_error"},
-                           {"code", status}}}}
-               .dump(-1, ' ', false, json::error_handler_t::replace);
-  return r;
-}
-
 }  // namespace
 
-void route_openai(ServerContext& ctx, HttpRequest&& req, Responder respond) {
-  if (req.method != "POST") return respond(openai_error(405, "method " + req.method + " is not allowed on /v1/embeddings"));
+void openai_embeddings(ServerContext& ctx, HttpRequest&& req, const PathParams&, Responder respond) {
+  using C = RefusalCode;
   auto body = parse_json_body(req.body, ctx.options.max_json_depth);
-  if (!body.ok()) return respond(openai_error(400, body.error().to_string()));
+  if (!body.ok()) return respond(error_response(body.error(), nullptr));
   auto model_name = optional_string(*body, "model");
-  if (!model_name.ok() || !*model_name) return respond(openai_error(400, "\"model\" (a string) is required"));
-  if (!valid_model_name(**model_name)) return respond(openai_error(400, "invalid model name"));
+  if (!model_name.ok() || !*model_name) return respond(refuse(C::kInvalidRequest, "\"model\" (a string) is required", "model"));
+  if (!valid_model_name(**model_name)) return respond(refuse(C::kInvalidRequest, "invalid model name", "model"));
   ModelLookup look = ctx.repository.get(**model_name);
-  if (!look.model) return respond(openai_error(look.status, look.message));
+  if (!look.model) return respond(lookup_refusal(look));
   if (!look.model->is_embedder())
-    return respond(openai_error(400, "model '" + **model_name + "' is not an embedding model"));
-  if (!body->contains("input")) return respond(openai_error(400, "\"input\" is required"));
+    return respond(refuse(C::kInvalidRequest, "model '" + **model_name + "' is not an embedding model", "model"));
+  if (!body->contains("input")) return respond(refuse(C::kInvalidRequest, "\"input\" is required", "input"));
   auto inputs = parse_texts((*body)["input"], "input", ctx.options);
-  if (!inputs.ok()) return respond(openai_error(400, inputs.error().to_string()));
+  if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
   auto format = optional_string(*body, "encoding_format");
-  if (!format.ok()) return respond(openai_error(400, format.error().what));
+  if (!format.ok()) return respond(error_response(format.error(), nullptr));
   const std::string fmt = format->value_or("float");
-  if (fmt != "float" && fmt != "base64") return respond(openai_error(400, "encoding_format must be \"float\" or \"base64\""));
+  if (fmt != "float" && fmt != "base64")
+    return respond(refuse(C::kInvalidRequest, "encoding_format must be \"float\" or \"base64\"", "encoding_format"));
   if (body->contains("dimensions") && !(*body)["dimensions"].is_null())
-    return respond(openai_error(400, "\"dimensions\" is not supported: the model's vectors are returned whole"));
+    return respond(refuse(C::kInvalidRequest, "\"dimensions\" is not supported: the model's vectors are returned whole", "dimensions"));
   // "truncate" is glassbox's extension (the openai client sends it with extra_body / a spread body).
   auto truncate = optional_bool(*body, "truncate");
-  if (!truncate.ok()) return respond(openai_error(400, truncate.error().what));
+  if (!truncate.ok()) return respond(error_response(truncate.error(), nullptr));
   for (auto& in : *inputs) in.allow_truncation = truncate->value_or(false);
   TextJob job;
   job.task = PipelineTask::kEmbed;
@@ -75,7 +66,9 @@ void route_openai(ServerContext& ctx, HttpRequest&& req, Responder respond) {
       Error e = r.error();
       if (e.code == ErrorCode::kLimitExceeded)
         e.fix = "send \"truncate\": true to drop the tokens past the limit (the response reports how many), or shorten the text";
-      return respond(openai_error(http_status(e.code), client_message(e, *m)));
+      Refusal refusal = refusal_from_error(e, m.get());
+      if (refusal.code == RefusalCode::kTooLarge) refusal.param = "input";
+      return respond(refuse(std::move(refusal)));
     }
     ojson data = ojson::array();
     int64_t tokens = 0, dropped = 0;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "server/codec/trace_context.h"
 #include "server/metrics/server_metrics.h"
 
 namespace glassbox::server {
@@ -20,36 +21,20 @@ HttpResponse json_response(int status, const nlohmann::json& body) {
   return r;
 }
 
-int http_status(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument: return 400;
-    case ErrorCode::kNotFound: return 404;
-    case ErrorCode::kLimitExceeded: return 413;
-    case ErrorCode::kUnsupported: return 400;
-    default: return 500;
-  }
+HttpResponse error_response(const Error& e, const LoadedModel* model) { return refuse(refusal_from_error(e, model)); }
+
+std::function<void(Refusal)> reject_with(const Responder& respond) {
+  return [respond](Refusal r) { respond(refuse(std::move(r))); };
 }
 
-HttpResponse error_response(const Error& e, const LoadedModel* model) {
-  return json_error(http_status(e.code), model ? client_message(e, *model) : e.to_string());
-}
-
-std::function<void(int, const std::string&)> reject_with(const Responder& respond) {
-  return [respond](int status, const std::string& message) { respond(json_error(status, message)); };
+HttpResponse draining_refusal() {
+  return refuse(Refusal{RefusalCode::kDraining, "server is shutting down: no new work is admitted", {}, 0, true});
 }
 
 void submit_work(ServerContext& ctx, WorkItem item, const Responder& respond) {
-  if (ctx.draining.load()) {
-    HttpResponse r = json_error(503, "server is shutting down: no new work is admitted");
-    r.close = true;
-    return respond(std::move(r));
-  }
+  if (ctx.draining.load()) return respond(draining_refusal());
   if (!item.reject) item.reject = reject_with(respond);
-  if (auto refusal = ctx.scheduler.submit(std::move(item))) {
-    HttpResponse r = json_error(refusal->status, refusal->message);
-    if (refusal->retry_after_s > 0) r.headers.emplace_back("Retry-After", std::to_string(refusal->retry_after_s));
-    respond(std::move(r));
-  }
+  if (auto refusal = ctx.scheduler.submit(std::move(item))) respond(refuse(std::move(*refusal)));
 }
 
 void add_truncation_header(HttpResponse& r, int64_t dropped) {
@@ -63,6 +48,23 @@ std::chrono::steady_clock::time_point deadline_of(const ServerContext& ctx, cons
 }
 
 namespace {
+
+// X-Request-Id (kept when valid, else generated) and W3C traceparent (its trace continues with a
+// span of this server; invalid or absent: a new trace).
+void read_trace_context(const HttpRequest& req, RequestMeta& meta) {
+  auto id = req.header("x-request-id");
+  meta.request_id = id && valid_request_id(*id) ? std::string(*id) : random_hex_id(32);
+  meta.span_id = random_hex_id(16);
+  if (auto tp = req.header("traceparent")) {
+    if (auto t = parse_traceparent(*tp)) {
+      meta.trace_id = t->trace_id;
+      meta.parent_span_id = t->parent_id;
+      meta.trace_flags = t->flags;
+      return;
+    }
+  }
+  meta.trace_id = random_hex_id(32);
+}
 
 // X-Request-Timeout-Ms and X-Request-Priority (any route); OIP parameters override them.
 Status read_request_headers(const HttpRequest& req) {
@@ -80,33 +82,38 @@ Status read_request_headers(const HttpRequest& req) {
   return {};
 }
 
-void dispatch(ServerContext& ctx, HttpRequest&& req, Responder respond) {
-  const auto parts = split_path(req.path);
-  if (parts.size() == 1 && parts[0] == "metrics") {
-    if (req.method != "GET") return respond(json_error(405, "method " + req.method + " is not allowed on /metrics"));
-    return respond(scrape_metrics(ctx));
-  }
-  if (!parts.empty() && parts[0] == "v2") {
-    if (parts.size() >= 2 && parts[1] == "repository") return route_repository(ctx, std::move(req), parts, respond);
-    return route_oip(ctx, std::move(req), parts, respond);
-  }
-  if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "embeddings") return route_openai(ctx, std::move(req), respond);
-  if (parts.size() == 1) return route_tei(ctx, std::move(req), parts[0], respond);
-  respond(json_error(404, "no route for " + req.method + " " + req.path.substr(0, 200)));
-}
-
 }  // namespace
 
 void route(ServerContext& ctx, HttpRequest&& req, Responder respond) {
   const auto t0 = std::chrono::steady_clock::now();
+  RouteMatch match = match_route(req.method, req.path);
   auto meta = req.meta;
-  meta->route = route_template(req.method, req.path);
-  Responder counted([&ctx, meta, t0, respond](HttpResponse r) {
-    record_request(ctx, *meta, r.status, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  meta->route = match.route ? match.route->path : "other";
+  meta->method = req.method.substr(0, 16);
+  meta->bytes_in = static_cast<int64_t>(req.body.size());
+  read_trace_context(req, *meta);
+  const Protocol protocol = match.route ? match.route->protocol : protocol_for_path(req.path);
+  Responder counted([&ctx, meta, t0, protocol, respond](HttpResponse r) {
+    render_refusal(r, protocol);
+    r.headers.emplace_back("X-Request-Id", meta->request_id);
+    r.headers.emplace_back("traceparent", "00-" + meta->trace_id + "-" + meta->span_id + "-" + meta->trace_flags);
+    record_request(ctx, *meta, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     respond(std::move(r));
   });
+  if (!match.route)
+    return counted(refuse(RefusalCode::kRouteNotFound, "no route for " + req.method + " " + req.path.substr(0, 200),
+                          {}));
+  if (match.wrong_method)
+    return counted(refuse(RefusalCode::kMethodNotAllowed,
+                          "method " + req.method.substr(0, 20) + " is not allowed on " + match.route->path + " (allowed: " +
+                              match.allowed + ")"));
   if (Status st = read_request_headers(req); !st.ok()) return counted(error_response(st.error(), nullptr));
-  dispatch(ctx, std::move(req), std::move(counted));
+  match.route->handler(ctx, std::move(req), match.params, std::move(counted));
+}
+
+void render_for_target(std::string_view target, HttpResponse& r) {
+  const std::string path(target.substr(0, target.find('?')));
+  render_refusal(r, protocol_for_path(path));
 }
 
 }  // namespace glassbox::server

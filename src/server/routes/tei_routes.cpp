@@ -32,7 +32,7 @@ HttpResponse overlong(const Error& e, const LoadedModel& m) {
   if (e.code != ErrorCode::kLimitExceeded) return error_response(e, &m);
   Error x = e;
   x.fix = "send \"truncate\": true to drop the tokens past the limit (the response reports how many), or shorten the text";
-  return json_error(413, client_message(x, m));
+  return refuse(RefusalCode::kTooLarge, client_message(x, m), "inputs");
 }
 
 // "inputs" of /predict: a string, a list of strings, or a list of [text, pair] lists.
@@ -60,11 +60,13 @@ void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& resp
   auto body = parse_json_body(req.body, ctx.options.max_json_depth);
   if (!body.ok()) return respond(error_response(body.error(), nullptr));
   ModelLookup look = pick_model(ctx, *body, task);
-  if (!look.model) return respond(json_error(look.status, look.message));
+  if (!look.model) return respond(lookup_refusal(look));
   if (look.model->pipeline->decisions().task != task)
-    return respond(json_error(400, "model '" + look.model->name + "' is " +
-                                       (task == PipelineTask::kEmbed ? "a classification model: use /predict" : "an embedding model: use /embed")));
-  if (!body->contains("inputs")) return respond(json_error(400, "body has no \"inputs\""));
+    return respond(refuse(RefusalCode::kInvalidRequest,
+                          "model '" + look.model->name + "' is " +
+                              (task == PipelineTask::kEmbed ? "a classification model: use /predict" : "an embedding model: use /embed"),
+                          "model"));
+  if (!body->contains("inputs")) return respond(refuse(RefusalCode::kInvalidRequest, "body has no \"inputs\"", "inputs"));
   auto inputs = task == PipelineTask::kEmbed ? parse_texts((*body)["inputs"], "inputs", ctx.options)
                                              : predict_inputs((*body)["inputs"], ctx.options);
   if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
@@ -98,7 +100,7 @@ void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& resp
     if (!top_k.ok()) return respond(error_response(top_k.error(), nullptr));
     if (!raw.ok()) return respond(error_response(raw.error(), nullptr));
     const int64_t k = top_k->value_or(1);
-    if (k < 1) return respond(json_error(400, "\"top_k\" must be at least 1"));
+    if (k < 1) return respond(refuse(RefusalCode::kInvalidRequest, "\"top_k\" must be at least 1", "top_k"));
     const bool raw_scores = raw->value_or(false);
     job.done = [respond, m, k, raw_scores, single](Result<TextResults> r) {
       if (!r.ok()) return respond(overlong(r.error(), *m));
@@ -143,8 +145,8 @@ void tokenize(ServerContext& ctx, const HttpRequest& req, const Responder& respo
   auto body = parse_json_body(req.body, ctx.options.max_json_depth);
   if (!body.ok()) return respond(error_response(body.error(), nullptr));
   ModelLookup look = pick_model(ctx, *body, std::nullopt);
-  if (!look.model) return respond(json_error(look.status, look.message));
-  if (!body->contains("inputs")) return respond(json_error(400, "body has no \"inputs\""));
+  if (!look.model) return respond(lookup_refusal(look));
+  if (!body->contains("inputs")) return respond(refuse(RefusalCode::kInvalidRequest, "body has no \"inputs\"", "inputs"));
   auto inputs = parse_texts((*body)["inputs"], "inputs", ctx.options);
   if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
   auto special = optional_bool(*body, "add_special_tokens");
@@ -185,8 +187,8 @@ void decode(ServerContext& ctx, const HttpRequest& req, const Responder& respond
   auto body = parse_json_body(req.body, ctx.options.max_json_depth);
   if (!body.ok()) return respond(error_response(body.error(), nullptr));
   ModelLookup look = pick_model(ctx, *body, std::nullopt);
-  if (!look.model) return respond(json_error(look.status, look.message));
-  if (!body->contains("ids")) return respond(json_error(400, "body has no \"ids\""));
+  if (!look.model) return respond(lookup_refusal(look));
+  if (!body->contains("ids")) return respond(refuse(RefusalCode::kInvalidRequest, "body has no \"ids\"", "ids"));
   const json& v = (*body)["ids"];
   const bool batch = v.is_array() && !v.empty() && v[0].is_array();
   std::vector<std::vector<uint32_t>> lists;
@@ -216,7 +218,7 @@ void decode(ServerContext& ctx, const HttpRequest& req, const Responder& respond
 HttpResponse info(ServerContext& ctx) {
   ModelLookup look = ctx.repository.default_text_model(PipelineTask::kClassify);
   if (!look.model) look = ctx.repository.default_text_model(PipelineTask::kEmbed);
-  if (!look.model) return json_error(look.status, look.message);
+  if (!look.model) return lookup_refusal(look);
   const auto& d = look.model->pipeline->decisions();
   ojson j;
   j["model_id"] = look.model->name;
@@ -239,22 +241,24 @@ HttpResponse info(ServerContext& ctx) {
 
 }  // namespace
 
-void route_tei(ServerContext& ctx, HttpRequest&& req, const std::string& name, Responder respond) {
-  const bool post = req.method == "POST", get = req.method == "GET";
-  const bool is_post_route = name == "embed" || name == "predict" || name == "tokenize" || name == "decode";
-  const bool is_get_route = name == "info" || name == "health";
-  if (!is_post_route && !is_get_route) return respond(json_error(404, "no route for " + req.method + " /" + name.substr(0, 200)));
-  if ((is_post_route && !post) || (is_get_route && !get))
-    return respond(json_error(405, "method " + req.method + " is not allowed on /" + name));
-  if (name == "health") {
-    const bool ok = !ctx.draining.load() && ctx.repository.ready();
-    return respond(ok ? json_response(200, json::object()) : json_error(503, "not ready"));
-  }
-  if (name == "info") return respond(info(ctx));
-  if (name == "embed") return text_task(ctx, req, respond, PipelineTask::kEmbed);
-  if (name == "predict") return text_task(ctx, req, respond, PipelineTask::kClassify);
-  if (name == "tokenize") return tokenize(ctx, req, respond);
-  decode(ctx, req, respond);
+void tei_embed(ServerContext& ctx, HttpRequest&& req, const PathParams&, Responder respond) {
+  text_task(ctx, req, respond, PipelineTask::kEmbed);
+}
+
+void tei_predict(ServerContext& ctx, HttpRequest&& req, const PathParams&, Responder respond) {
+  text_task(ctx, req, respond, PipelineTask::kClassify);
+}
+
+void tei_tokenize(ServerContext& ctx, HttpRequest&& req, const PathParams&, Responder respond) { tokenize(ctx, req, respond); }
+
+void tei_decode(ServerContext& ctx, HttpRequest&& req, const PathParams&, Responder respond) { decode(ctx, req, respond); }
+
+void tei_info(ServerContext& ctx, HttpRequest&&, const PathParams&, Responder respond) { respond(info(ctx)); }
+
+void tei_health(ServerContext& ctx, HttpRequest&&, const PathParams&, Responder respond) {
+  if (ctx.draining.load()) return respond(draining_refusal());
+  if (!ctx.repository.ready()) return respond(refuse(RefusalCode::kModelUnavailable, "not ready: no model serves yet"));
+  respond(json_response(200, json::object()));
 }
 
 }  // namespace glassbox::server

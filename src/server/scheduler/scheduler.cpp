@@ -8,7 +8,7 @@
 
 namespace glassbox::server {
 
-Scheduler::Scheduler(SchedulerOptions options, Metrics* metrics) : options_(options), metrics_(metrics) {
+Scheduler::Scheduler(const ServerOptions& options, Metrics* metrics) : options_(options), metrics_(metrics) {
   thread_ = std::thread([this] { dispatch(); });
 }
 
@@ -16,7 +16,7 @@ Scheduler::~Scheduler() { stop(); }
 
 std::optional<Refusal> Scheduler::submit(WorkItem item) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (stopping_) return Refusal{503, "server is shutting down: no new work is admitted"};
+  if (stopping_) return Refusal{RefusalCode::kDraining, "server is shutting down: no new work is admitted", {}, 0, true};
   const auto& name = item.model->name;
   const int64_t waiting = std::count_if(queue_.begin(), queue_.end(), [&](const auto& p) { return p->item.model->name == name; });
   if (waiting >= options_.max_queue) {
@@ -24,8 +24,10 @@ std::optional<Refusal> Scheduler::submit(WorkItem item) {
     auto it = seconds_per_item_.find(name);
     const double per = it == seconds_per_item_.end() ? 0.1 : it->second;
     const int retry = std::max(1, static_cast<int>(std::ceil(per * static_cast<double>(waiting))));
-    return Refusal{429, "model '" + name + "' has " + std::to_string(waiting) +
-                            " requests waiting (the server's max_queue): retry after " + std::to_string(retry) + " s", retry};
+    return Refusal{RefusalCode::kQueueFull,
+                   "model '" + name + "' has " + std::to_string(waiting) +
+                       " requests waiting (the server's max_queue): retry after " + std::to_string(retry) + " s",
+                   {}, retry};
   }
   auto p = std::make_shared<Pending>();
   p->item = std::move(item);
@@ -70,10 +72,12 @@ bool Scheduler::drop_if_dead(const std::shared_ptr<Pending>& p) {
   const bool late = p->item.deadline <= std::chrono::steady_clock::now();
   if (!gone && !late) return false;
   p->finished = true;
-  log_line("dropped a request for model '" + p->item.model->name + "' before compute: " +
-           (gone ? "the client closed the connection" : "its deadline passed"));
-  p->item.reject(gone ? 499 : 504, gone ? "client closed the connection before compute"
-                                        : "deadline passed before compute (the request's timeout)");
+  const std::string why = std::string("dropped a request for model '") + p->item.model->name + "' before compute: " +
+                          (gone ? "the client closed the connection" : "its deadline passed");
+  if (p->item.meta) log_request_event(why, *p->item.meta);
+  else log_line(why);
+  p->item.reject(gone ? Refusal{RefusalCode::kCancelled, "client closed the connection before compute"}
+                      : Refusal{RefusalCode::kDeadline, "deadline passed before compute (the request's timeout)"});
   return true;
 }
 
@@ -104,7 +108,7 @@ void Scheduler::dispatch() {
       queue_.clear();
       lock.unlock();
       for (auto& p : left)
-        if (!p->finished) p->item.reject(503, "server stopped before this request was computed");
+        if (!p->finished) p->item.reject(Refusal{RefusalCode::kDraining, "server stopped before this request was computed", {}, 0, true});
       return;
     }
     if (queue_.empty()) {

@@ -28,6 +28,7 @@
 #include "server/http/http_types.h"
 #include "server/metrics/metrics.h"
 #include "server/repository/loaded_model.h"
+#include "server/server_options.h"
 
 namespace glassbox::server {
 
@@ -61,28 +62,16 @@ struct WorkItem {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   bool high_priority = false;
   // Called instead of the job's done when the item is dropped before compute.
-  std::function<void(int status, const std::string& message)> reject;
-};
-
-struct SchedulerOptions {
-  int max_queue = 64;              // requests waiting per model before 429
-  int64_t max_batch_tokens = 8192; // real tokens per engine run
-  int max_batch_size = 32;         // texts (or tensor rows) per engine run
-  int max_queue_delay_ms = 0;      // wait this long for more work when a batch is not full
-  double saturation_threshold = 0.99;  // top-1 probability counted as saturated
-};
-
-struct Refusal {
-  int status;
-  std::string message;
-  int retry_after_s = 0;
+  std::function<void(Refusal)> reject;
 };
 
 class Scheduler {
  public:
-  Scheduler(SchedulerOptions options, Metrics* metrics);
+  // Reads its limits (max_queue, max_batch_tokens, max_batch_size, max_queue_delay_ms,
+  // saturation_threshold) from `options`, which must outlive it: no copy of any limit.
+  Scheduler(const ServerOptions& options, Metrics* metrics);
   ~Scheduler();
-  // Queues the item, or says at once why not (queue full: 429 with Retry-After).
+  // Queues the item, or says at once why not (queue full: 429 with Retry-After; stopping: draining).
   std::optional<Refusal> submit(WorkItem item);
   // Requests waiting, per model name.
   std::map<std::string, int64_t> queue_depths() const;
@@ -101,7 +90,7 @@ class Scheduler {
   void remove(const std::shared_ptr<Pending>& p);
   void note_service(const std::string& model, double seconds, size_t items);
 
-  SchedulerOptions options_;
+  const ServerOptions& options_;
   Metrics* metrics_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

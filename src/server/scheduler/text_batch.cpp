@@ -95,7 +95,7 @@ void record_predictions(Metrics* metrics, const LoadedModel& m, const TextResult
 
 // Takes texts from the candidates in queue order until the batch is full (max_batch_tokens real tokens,
 // max_batch_size texts); encodes each request on first use and records its queue time when it starts.
-TextBatch fill_text_batch(const std::vector<std::shared_ptr<Scheduler::Pending>>& cands, const SchedulerOptions& options,
+TextBatch fill_text_batch(const std::vector<std::shared_ptr<Scheduler::Pending>>& cands, const ServerOptions& options,
                           Metrics* metrics, const std::function<bool(const std::shared_ptr<Scheduler::Pending>&)>& dead) {
   TextBatch b;
   const auto now = Clock::now();
@@ -157,7 +157,7 @@ struct BatchService {
   double seconds = 0;  // engine time of the batch
   size_t items = 0;    // requests it served
 };
-BatchService run_text_batch(const LoadedModel& m, const TextJob& first, TextBatch& batch, const SchedulerOptions& options,
+BatchService run_text_batch(const LoadedModel& m, const TextJob& first, TextBatch& batch, const ServerOptions& options,
                             Metrics* metrics) {
   BatchStats stats;
   const auto t0 = Clock::now();
