@@ -3,8 +3,10 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,12 +51,48 @@ struct HttpRequest {
   }
 };
 
+// A response body sent in pieces as they are produced (chunked transfer encoding; e.g. SSE).
+// The producer writes from any thread, in order, and ends it exactly once: end() sends the
+// terminating chunk (a clean end), abort() closes the connection without it (the client sees an
+// incomplete response, never a normal-looking end). client_gone() turns true when the client
+// has left (a write failed, timed out, or the connection closed): the producer stops then.
+// Knows bytes only, no protocol.
+class ResponseStream {
+ public:
+  // Queues bytes for the client; false (and nothing queued) once the client has gone.
+  bool write(std::string bytes);
+  void end();
+  void abort();
+  bool client_gone() const { return gone_.load(); }
+
+  // --- the HTTP layer's side ---
+  struct Pending {
+    std::string bytes;
+    bool end = false;
+    bool abort = false;
+  };
+  // wake() is called (from the producer's thread) whenever bytes or the end are queued.
+  void attach(std::function<void()> wake);
+  Pending take();
+  void mark_gone();
+
+ private:
+  void notify();
+  mutable std::mutex mu_;
+  std::string queued_;
+  bool ended_ = false, aborted_ = false;
+  std::function<void()> wake_;
+  std::atomic<bool> gone_{false};
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   bool close = false;  // send Connection: close and close after writing
+  // Set: the body is this stream (chunked), `body` is ignored; headers go out at once.
+  std::shared_ptr<ResponseStream> stream;
 };
 
 // Delivers a request's response exactly once, from any thread. A Responder dropped
