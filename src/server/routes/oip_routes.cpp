@@ -250,6 +250,9 @@ Status read_scheduling_parameters(const InferRequest& req, RequestMeta& meta) {
 }
 
 void infer(ServerContext& ctx, HttpRequest&& http, std::shared_ptr<const LoadedModel> m, const Responder& respond) {
+  if (m->kind == ModelKind::kGeneration)
+    return respond(json_error(400, "model '" + m->name + "' is a generation model: OIP infer (text_input -> text_output) is not "
+                                   "served for it yet; use POST /v1/completions, /v1/chat/completions or /generate"));
   if (ctx.draining.load()) {
     HttpResponse r = json_error(503, "server is shutting down: no new work is admitted");
     r.close = true;

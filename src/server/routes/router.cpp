@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "server/metrics/server_metrics.h"
+#include "server/routes/generation_routes.h"
 
 namespace glassbox::server {
 
@@ -86,6 +87,7 @@ void dispatch(ServerContext& ctx, HttpRequest&& req, Responder respond) {
     if (req.method != "GET") return respond(json_error(405, "method " + req.method + " is not allowed on /metrics"));
     return respond(scrape_metrics(ctx));
   }
+  if (is_generation_route(parts)) return route_generation(ctx, std::move(req), parts, respond);
   if (!parts.empty() && parts[0] == "v2") {
     if (parts.size() >= 2 && parts[1] == "repository") return route_repository(ctx, std::move(req), parts, respond);
     return route_oip(ctx, std::move(req), parts, respond);
