@@ -163,6 +163,41 @@ def test_concurrent_streams_equal_sequential_runs_and_batch(gen_server):
     assert steps - single > 0, "no decode step advanced more than one sequence"
 
 
+def test_a_long_generation_does_not_starve_short_ones(gen_server):
+    """Round-robin at the step level: short requests sent after a long one starts finish before it."""
+    long = requests.post(gen_server.url("/v1/completions"), json={"model": "gpt2_tiny", "prompt": SHORT, "max_tokens": 110,
+                                                                  "temperature": 0, "stream": True}, stream=True, timeout=120 * SLOW)
+    assert long.status_code == 200
+    events = long.iter_lines()
+    next(events)  # the long sequence is generating
+    ended = {}
+
+    def read_long():
+        for _ in events:
+            pass
+        ended["long"] = time.monotonic()
+
+    reader = threading.Thread(target=read_long)
+    reader.start()
+    sent = time.monotonic()
+    shorts = [None] * 4
+
+    def short(i):
+        shorts[i] = completion(gen_server, model="gpt2_tiny", prompt="%s %d" % (SHORT, i), max_tokens=3, temperature=0)
+
+    threads = [threading.Thread(target=short, args=(i,)) for i in range(len(shorts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60 * SLOW)
+    shorts_done = time.monotonic()
+    reader.join(timeout=120 * SLOW)
+    assert all(r is not None and r.status_code == 200 for r in shorts)
+    if ended["long"] < sent:
+        pytest.skip("the long generation ended before the short ones were sent (machine too fast for this timing)")
+    assert shorts_done < ended["long"], "short requests waited for the long generation to finish"
+
+
 def test_tgi_generate_and_stream(gen_server):
     r = requests.post(gen_server.url("/generate"), json={"model": "llama_tiny", "inputs": PROMPT,
                                                          "parameters": {"max_new_tokens": 4, "details": True}}, timeout=60 * SLOW)
@@ -283,14 +318,17 @@ def test_drain_finishes_in_flight_generation(start_server, decoders):
 
 def test_drain_timeout_cuts_with_an_explicit_error(start_server, decoders):
     import signal
-    s = start_server([os.path.join(decoders, "gpt2_tiny"), "--threads", "1", "--drain-timeout", "0.5"], timeout=120)
-    # A request that cannot finish in 0.45 s: 100 tokens on one thread.
-    r = requests.post(s.url("/v1/completions"), json={"model": "gpt2_tiny", "prompt": PROMPT, "max_tokens": 100, "temperature": 0,
+    # The worker cuts at 90 % of the drain timeout (3.6 s); the 0.4 s left must cover one decode step.
+    s = start_server([os.path.join(decoders, "llama_tiny"), "--threads", "1", "--drain-timeout", "4"], timeout=120)
+    assert completion(s, prompt=SHORT, max_tokens=2).status_code == 200  # the first prefill plans the engine: not under the drain
+    r = requests.post(s.url("/v1/completions"), json={"model": "llama_tiny", "prompt": SHORT, "max_tokens": 240, "temperature": 0,
                                                       "stream": True}, stream=True, timeout=60 * SLOW)
     assert r.status_code == 200
     s.signal(signal.SIGTERM)
     events = sse_events(r)
     if events[-1] == "[DONE]":
-        pytest.skip("100 tokens finished within 0.45 s (machine too fast for this timing)")
+        pytest.skip("240 tokens finished within 3.6 s (machine too fast for this timing)")
     last = json.loads(events[-1])
     assert last["error"]["code"] == "draining", last
+    assert "drain timeout" in last["error"]["message"]
+    assert s.wait(timeout=30) == 0
