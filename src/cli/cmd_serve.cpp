@@ -54,6 +54,8 @@ void add_serve_command(CLI::App& app) {
   add_server_flag(cmd, *a, "--max-batch-tokens", "max_batch_tokens", s.max_batch_tokens, "real tokens per engine run");
   add_server_flag(cmd, *a, "--max-batch-size", "max_batch_size", s.max_batch_size, "texts or tensor rows per engine run");
   add_server_flag(cmd, *a, "--max-queue-delay-ms", "max_queue_delay_ms", s.max_queue_delay_ms, "wait for a fuller batch");
+  add_server_flag(cmd, *a, "--kv-cache-bytes", "kv_cache_bytes", s.kv_cache_bytes,
+                  "KV cache bytes per generation model (requests reserve prompt + max_new_tokens at admission)");
   add_server_flag(cmd, *a, "--default-timeout-ms", "default_timeout_ms", s.default_timeout_ms, "deadline of requests that send none (0 = none)");
   add_server_flag(cmd, *a, "--saturation-threshold", "saturation_threshold", s.saturation_threshold, "top-1 probability counted as saturated");
   add_server_flag(cmd, *a, "--warmup-failure", "warmup_failure", s.warmup_failure,

@@ -75,10 +75,10 @@ Result<int> serve(const ServeConfig& config) {
     engine.precision = config.session.precision;
     engine.precision_source = it->second == "flag" ? "flag --precision" : "serve --config file";
   }
+  Metrics metrics;  // declared first: generation workers (owned by the repository's models) record into it until they stop
+  declare_server_metrics(metrics);
   ModelRepository repository(opts, std::move(engine));
   GB_RETURN_IF_ERROR(repository.configure());
-  Metrics metrics;
-  declare_server_metrics(metrics);
   Scheduler scheduler(opts, &metrics);
   std::atomic<bool> draining{false};
   HttpServer* http_ptr = nullptr;
@@ -93,11 +93,17 @@ Result<int> serve(const ServeConfig& config) {
   GB_ASSIGN_OR_RETURN(int port, http.listen(opts.host, opts.port));
   log_line("listening on " + opts.host + ":" + std::to_string(port) + " (live now; ready after every model's load and warm-up)");
 
+  repository.set_metrics(&metrics);
   repository.set_load_observer([&metrics](const std::string& name, bool ok) {
     metrics.add("glassbox_model_loads_total", {{"model", name}, {"result", ok ? "success" : "failure"}});
   });
   Lifecycle life{http, draining, opts.drain_timeout_s, {}};
-  http.on_signal([&life](int sig) { life.on_signal(sig); });
+  http.on_signal([&life, &repository, &opts](int sig) {
+    // Generation models finish in-flight sequences within the drain, then cut them explicitly.
+    for (const auto& e : repository.index())
+      if (auto m = repository.get(e.name).model; m && m->generator) m->generator->begin_drain(opts.drain_timeout_s);
+    life.on_signal(sig);
+  });
   repository.load_all([&repository] {
     size_t ready = 0, total = 0;
     for (const auto& e : repository.index()) {

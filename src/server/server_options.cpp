@@ -87,6 +87,11 @@ const std::vector<Field>& fields() {
                       "higher makes runs longer; 1 turns batching off"),
       GB_SERVER_FIELD(max_queue_delay_ms, "0: never hold a request back hoping for company; batches form from what waits",
                       "a delay adds that much latency to a lone request for a fuller batch under light load"),
+      GB_SERVER_FIELD(kv_cache_bytes,
+                      "2 GiB per generation model: ~87k tokens of a Qwen2.5-0.5B-shaped model; a request reserves "
+                      "(prompt + max_new_tokens) x bytes/token at admission, so memory never grows mid-generation",
+                      "lower makes long requests wait (queue, then 429) or be refused (413 when one alone exceeds it); "
+                      "higher than free memory risks the OOM killer under many concurrent streams"),
       GB_SERVER_FIELD(default_timeout_ms, "0 = no deadline unless the request sends one (parameters.timeout, X-Request-Timeout-Ms)",
                       "a deadline drops work a client has given up on; too short drops work under normal load (504)"),
       GB_SERVER_FIELD(saturation_threshold, "0.99: a top-1 probability this high on most traffic means a saturated softmax",
@@ -121,7 +126,7 @@ const std::vector<Field>& fields() {
   return f;
 }
 
-static_assert(aggregate_field_count<ServerOptions>() == 30, "ServerOptions changed: update fields() in server_options.cpp");
+static_assert(aggregate_field_count<ServerOptions>() == 31, "ServerOptions changed: update fields() in server_options.cpp");
 
 }  // namespace
 

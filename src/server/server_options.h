@@ -60,6 +60,11 @@ struct ServerOptions {
   int max_batch_size = 32;
   // 0: a batch is formed from what is already waiting, never by holding a request back for company.
   int max_queue_delay_ms = 0;
+  // --- generation models (docs/serving.md, "Generation") ---
+  // KV cache bytes all sequences in flight on one generation model may reserve together; a request
+  // reserves (prompt + max_new_tokens) x bytes per token when admitted. 2 GiB: ~87k tokens of a
+  // Qwen2.5-0.5B-shaped model (24 KiB/token fp32), the generation session's own default.
+  int64_t kv_cache_bytes = int64_t{2} << 30;
   // A request's deadline when it sends none (0 = none): work past it is dropped before compute (504).
   int64_t default_timeout_ms = 0;
   // Top-1 softmax probability counted by glassbox_softmax_saturated_total.

@@ -122,4 +122,6 @@ async function main() {
   }
 }
 
-main().catch((e) => { console.error(e.stack || e); process.exit(1); });
+module.exports = { runCase };  // tests/server/generation_peer_test.js runs the same greedy loop
+
+if (require.main === module) main().catch((e) => { console.error(e.stack || e); process.exit(1); });

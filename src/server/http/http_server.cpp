@@ -4,6 +4,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <csignal>
+#include <cstdio>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -140,6 +141,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (r.refusal && r.body.empty() && server_.render) server_.render(target_, r);
     beast::error_code ignored;
     stream_.socket().cancel(ignored);  // ends watch_disconnect's wait
+    if (r.stream) return write_stream(std::move(r), counted);
     auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status), 11);
     res->set(http::field::server, "glassbox");
     res->set(http::field::content_type, r.content_type);
@@ -157,6 +159,87 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
+  // A streamed body: the headers now (chunked), then each piece the producer queues, then the
+  // terminating chunk. Every write has the body timeout, so a client that stops reading is cut
+  // and reported gone like one that closed its connection.
+  void write_stream(HttpResponse r, bool counted) {
+    auto res = std::make_shared<http::response<http::empty_body>>(static_cast<http::status>(r.status), 11);
+    res->set(http::field::server, "glassbox");
+    res->set(http::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers) res->set(k, v);
+    stream_keep_ = keep_alive_ && !r.close && !server_.closing.load();
+    res->keep_alive(stream_keep_);
+    res->chunked(true);
+    body_ = std::move(r.stream);
+    stream_counted_ = counted;
+    auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
+    stream_.expires_after(std::chrono::milliseconds(limits().body_timeout_ms));
+    http::async_write_header(stream_, *sr, [self = shared_from_this(), res, sr](beast::error_code ec, size_t) {
+      if (ec) return self->stream_failed();
+      self->stream_.expires_never();
+      self->stream_started_ = true;
+      self->watch_stream_reader();
+      std::weak_ptr<Connection> weak = self;
+      self->body_->attach([weak] {
+        if (auto c = weak.lock()) net::post(c->stream_.get_executor(), [c] { c->flush_stream(); });
+      });
+    });
+  }
+
+  void flush_stream() {
+    if (!body_ || !stream_started_ || stream_writing_) return;
+    ResponseStream::Pending p = body_->take();
+    if (p.bytes.empty() && !p.end && !p.abort) return;
+    auto buf = std::make_shared<std::string>();
+    if (!p.bytes.empty()) {
+      char size[20];
+      std::snprintf(size, sizeof size, "%zx\r\n", p.bytes.size());
+      *buf = size + p.bytes + "\r\n";
+    }
+    if (p.end && !p.abort) *buf += "0\r\n\r\n";
+    if (buf->empty()) return finish_stream(false);  // aborted with nothing left to send
+    stream_writing_ = true;
+    stream_.expires_after(std::chrono::milliseconds(limits().body_timeout_ms));
+    net::async_write(stream_, net::buffer(*buf), [self = shared_from_this(), buf, p](beast::error_code ec, size_t) {
+      self->stream_writing_ = false;
+      self->stream_.expires_never();  // the next piece may take long to be produced
+      if (ec) return self->stream_failed();
+      if (p.abort) return self->finish_stream(false);
+      if (p.end) return self->finish_stream(self->stream_keep_);
+      self->flush_stream();
+    });
+  }
+
+  // While streaming, a readable socket with nothing to read means the client has gone.
+  void watch_stream_reader() {
+    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+      if (ec || !self->body_) return;
+      char b;
+      beast::error_code pe;
+      const size_t n = self->stream_.socket().receive(net::buffer(&b, 1), tcp::socket::message_peek, pe);
+      if (pe || n == 0) self->stream_failed();
+    });
+  }
+
+  void stream_failed() {
+    cancelled_->store(true);
+    if (body_) body_->mark_gone();
+    finish_stream(false);
+  }
+
+  void finish_stream(bool keep) {
+    if (!body_) return;
+    body_.reset();
+    stream_started_ = false;
+    responding_ = false;
+    if (stream_counted_) server_.in_flight.fetch_sub(1);
+    stream_counted_ = false;
+    if (!keep) return close();
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);  // ends watch_stream_reader's wait (no write is pending)
+    read_header();
+  }
+
   void close() {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -171,6 +254,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string target_;  // the request line's target, for rendering a refusal in its route's shape
   bool keep_alive_ = false;
   bool responding_ = false;
+  std::shared_ptr<ResponseStream> body_;  // the streamed body being sent
+  bool stream_started_ = false, stream_writing_ = false, stream_keep_ = false, stream_counted_ = false;
 };
 
 }  // namespace

@@ -49,6 +49,68 @@ HttpResponse refuse(RefusalCode code, std::string message, std::string param) {
   return refuse(Refusal{code, std::move(message), std::move(param)});
 }
 
+bool ResponseStream::write(std::string bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (gone_.load() || ended_ || aborted_) return false;
+    queued_ += bytes;
+  }
+  notify();
+  return true;
+}
+
+void ResponseStream::end() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ended_ || aborted_) return;
+    ended_ = true;
+  }
+  notify();
+}
+
+void ResponseStream::abort() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ended_ || aborted_) return;
+    aborted_ = true;
+  }
+  notify();
+}
+
+void ResponseStream::attach(std::function<void()> wake) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_ = std::move(wake);
+  }
+  notify();  // what was queued before the headers went out
+}
+
+ResponseStream::Pending ResponseStream::take() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Pending p;
+  p.bytes.swap(queued_);
+  p.end = ended_;
+  p.abort = aborted_;
+  return p;
+}
+
+void ResponseStream::mark_gone() {
+  gone_.store(true);
+  std::lock_guard<std::mutex> lock(mu_);
+  queued_.clear();
+  wake_ = nullptr;
+}
+
+void ResponseStream::notify() {
+  std::function<void()> w;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    w = wake_;
+  }
+  if (w) w();
+}
+
+
 std::optional<std::string> percent_decode(std::string_view in) {
   std::string out;
   out.reserve(in.size());

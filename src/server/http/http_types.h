@@ -3,8 +3,10 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,6 +82,8 @@ struct Refusal {
   RefusalCode code = RefusalCode::kInternal;
   std::string message;  // "where: what (fix: ...)"; never an internal path
   std::string param;    // the request field at fault ("input", "inputs", "model"), empty when none
+  std::string detail;   // a more specific machine-readable code than the code's name (OpenAI error.code,
+                        // e.g. context_length_exceeded, kv_budget); empty: the code's name
   int retry_after_s = 0;  // > 0: sent as Retry-After
   bool close = false;     // the connection is closed after the response
 };
@@ -94,6 +98,40 @@ struct RefusalInfo {
 };
 const RefusalInfo& refusal_info(RefusalCode code);
 
+// A response body sent in pieces as they are produced (chunked transfer encoding; e.g. SSE).
+// The producer writes from any thread, in order, and ends it exactly once: end() sends the
+// terminating chunk (a clean end), abort() closes the connection without it (the client sees an
+// incomplete response, never a normal-looking end). client_gone() turns true when the client
+// has left (a write failed, timed out, or the connection closed): the producer stops then.
+// Knows bytes only, no protocol.
+class ResponseStream {
+ public:
+  // Queues bytes for the client; false (and nothing queued) once the client has gone.
+  bool write(std::string bytes);
+  void end();
+  void abort();
+  bool client_gone() const { return gone_.load(); }
+
+  // --- the HTTP layer's side ---
+  struct Pending {
+    std::string bytes;
+    bool end = false;
+    bool abort = false;
+  };
+  // wake() is called (from the producer's thread) whenever bytes or the end are queued.
+  void attach(std::function<void()> wake);
+  Pending take();
+  void mark_gone();
+
+ private:
+  void notify();
+  mutable std::mutex mu_;
+  std::string queued_;
+  bool ended_ = false, aborted_ = false;
+  std::function<void()> wake_;
+  std::atomic<bool> gone_{false};
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
@@ -102,6 +140,8 @@ struct HttpResponse {
   bool close = false;  // send Connection: close and close after writing
   // Set on a refusal: the body is rendered in the calling route's protocol just before sending.
   std::optional<Refusal> refusal;
+  // Set: the body is this stream (chunked), `body` is ignored; headers go out at once.
+  std::shared_ptr<ResponseStream> stream;
 };
 
 // A refusal as a response: status, Retry-After and close set; body left to the route's protocol.

@@ -33,6 +33,36 @@ void declare_server_metrics(Metrics& m) {
   m.declare("glassbox_queue_depth", T::kGauge, "Requests waiting for compute, by model.");
   m.declare("glassbox_inflight_requests", T::kGauge, "Requests accepted and not yet answered.");
   m.declare("glassbox_model_ready", T::kGauge, "1 when the model version serves, 0 when not.");
+  declare_generation_metrics(m);
+}
+
+// Generation models (docs/serving.md, "Generation metrics"): intervals from one monotonic clock,
+// time to first token from the request's arrival (queueing counts), time per output token =
+// (e2e - TTFT) / (tokens - 1) for requests of 2 tokens or more.
+void declare_generation_metrics(Metrics& m) {
+  using T = Metrics::Type;
+  const auto lat = latency_buckets();
+  m.declare("glassbox_time_to_first_token_seconds", T::kHistogram, "Arrival to the first generated token (queue + prefill), by model.", lat);
+  m.declare("glassbox_time_per_output_token_seconds", T::kHistogram,
+            "(e2e - time to first token) / (tokens - 1) of requests with 2 or more tokens, by model.", lat);
+  m.declare("glassbox_generation_e2e_seconds", T::kHistogram, "Arrival to the end of a generation (any finish), by model.", lat);
+  m.declare("glassbox_generation_queue_seconds", T::kHistogram, "Arrival to admission (waiting for KV cache room), by model.", lat);
+  m.declare("glassbox_generation_prefill_seconds", T::kHistogram, "Duration of one prefill engine run (the prompts admitted together).", lat);
+  m.declare("glassbox_decode_step_seconds", T::kHistogram, "Duration of one decode step (every active sequence advanced by one token).", lat);
+  m.declare("glassbox_decode_batch_size", T::kHistogram, "Sequences advanced together by one decode step.", {1, 2, 4, 8, 16, 32, 64, 128});
+  const std::vector<double> tokens = {1, 4, 16, 64, 256, 1024, 4096, 16384};
+  m.declare("glassbox_prompt_tokens", T::kHistogram, "Prompt tokens per admitted generation request.", tokens);
+  m.declare("glassbox_completion_tokens", T::kHistogram, "Tokens generated per request (any finish).", tokens);
+  m.declare("glassbox_generated_tokens_total", T::kCounter, "Tokens generated, by model.");
+  m.declare("glassbox_generation_requests_total", T::kCounter,
+            "Generation requests ended, by finish_reason: stop, length, error (non-finite logits or engine failure), "
+            "client_gone, deadline, draining, server_stopped.");
+  m.declare("glassbox_generation_rejected_total", T::kCounter,
+            "Generation requests refused before admission, by reason: too_long (max_context), kv_budget (can never fit), "
+            "queue_full, draining, invalid.");
+  m.declare("glassbox_active_sequences", T::kGauge, "Sequences being generated, by model.");
+  m.declare("glassbox_waiting_sequences", T::kGauge, "Generation requests waiting for KV cache room, by model.");
+  m.declare("glassbox_kv_cache_bytes", T::kGauge, "KV cache bytes reserved by sequences in flight (state=used) and the budget (state=budget).");
 }
 
 void record_request(ServerContext& ctx, const RequestMeta& meta, const HttpResponse& response, double seconds) {

@@ -13,6 +13,7 @@ namespace glassbox::server {
 struct ServerContext;
 
 void declare_server_metrics(Metrics& metrics);
+void declare_generation_metrics(Metrics& metrics);
 // Counts the request by route and status, its duration, and a refusal by its code's reason;
 // writes the access log line when enabled.
 void record_request(ServerContext& ctx, const RequestMeta& meta, const HttpResponse& response, double seconds);

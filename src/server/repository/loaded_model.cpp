@@ -4,7 +4,10 @@
 #include <chrono>
 #include <filesystem>
 
+#include <fstream>
+
 #include "diag/explain.h"
+#include "generation/result_json.h"
 #include "server/codec/oip_codec.h"
 #include "server/repository/warmup.h"
 
@@ -102,7 +105,68 @@ Error scrubbed(const Error& e, const std::string& dir, const std::string& where)
   return make_error(e.code, scrub(e.what), scrub(where), scrub(e.fix));
 }
 
+// A decoder directory served by a GenerationWorker: no warm-up run (the first request's prefill
+// plans the engine); its explain shows the decoder, KV budget, policy and chat template.
+Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr<LoadedModel> m, const std::string& dir,
+                                                                 const PipelineOptions& engine, const ServerOptions& options,
+                                                                 Metrics* metrics, const std::string& where) {
+  GenerationOptions gen;
+  gen.session = engine.session;
+  gen.precision = engine.precision;
+  gen.kv_budget_bytes = options.kv_cache_bytes;
+  auto session = GenerationSession::load(dir, gen);
+  if (!session.ok()) return scrubbed(session.error(), dir, where);
+  m->kind = ModelKind::kGeneration;
+  nlohmann::ordered_json gexplain = generation::explain_json(*session);
+  gexplain["decoder"].erase("model");  // a server path
+  auto tmpl = ChatTemplate::from_model_dir(dir);
+  if (tmpl.ok()) {
+    m->chat_template.emplace(std::move(tmpl).value());
+    gexplain["chat_template"] = {{"source", m->chat_template->source()}, {"names", m->chat_template->template_names()}};
+  } else {
+    m->chat_template_error = scrubbed(tmpl.error(), dir, where).to_string();
+    gexplain["chat_template"] = {{"source", nullptr}, {"error", m->chat_template_error}};
+  }
+  gexplain["kv_cache"]["budget_bytes"] = options.kv_cache_bytes;
+  gexplain["kv_cache"]["budget_source"] = "server option kv_cache_bytes (--kv-cache-bytes)";
+  gexplain["served_as"] = {{"kind", "generation"}, {"rule", kGenerationModelRule}};
+  GenerationWorkerOptions wopts;
+  wopts.model = m->name;
+  wopts.max_queue = options.max_queue;
+  m->generator = std::make_shared<GenerationWorker>(std::move(session).value(), std::move(wopts), metrics);
+  m->inputs = {{"text_input", "BYTES", {-1}}};
+  m->outputs = {{"text_output", "BYTES", {-1}}};
+  m->dir = dir;
+  m->explain = explain_json(m->engine(), nullptr);
+  m->explain["generation"] = std::move(gexplain);
+  m->warmup = {{"source", "none"}, {"declared", false}, {"outcome", "not run: generation models plan on their first prefill"}};
+  m->explain["warmup"] = m->warmup;
+  return std::shared_ptr<const LoadedModel>(std::move(m));
+}
+
 }  // namespace
+
+const char* const kGenerationModelRule =
+    "a model directory with tokenizer.json and a config.json whose \"architectures\" names a causal language model "
+    "(...ForCausalLM or ...LMHeadModel) is served as a generation model; its ONNX layout is then checked by the "
+    "generation session";
+
+bool is_generation_model_dir(const std::string& dir) {
+  const std::filesystem::path d(dir);
+  std::error_code ec;
+  if (!std::filesystem::exists(d / "tokenizer.json", ec)) return false;
+  std::ifstream f(d / "config.json");
+  if (!f) return false;
+  const auto config = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object() || !config.contains("architectures") || !config["architectures"].is_array()) return false;
+  for (const auto& a : config["architectures"]) {
+    if (!a.is_string()) continue;
+    const std::string s = a.get<std::string>();
+    auto ends = [&](std::string_view suffix) { return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0; };
+    if (ends("ForCausalLM") || ends("LMHeadModel")) return true;
+  }
+  return false;
+}
 
 std::string client_message(const Error& e, const LoadedModel& m) {
   Error s = scrubbed(e, m.dir, e.where);
@@ -111,11 +175,12 @@ std::string client_message(const Error& e, const LoadedModel& m) {
 
 Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string& name, const std::string& version,
                                                               const std::string& dir, const PipelineOptions& engine,
-                                                              const ServerOptions& options) {
+                                                              const ServerOptions& options, Metrics* metrics) {
   const std::string where = "model '" + name + "' version " + version;
   auto m = std::make_shared<LoadedModel>();
   m->name = name;
   m->version = version;
+  if (is_generation_model_dir(dir)) return load_generation_model(std::move(m), dir, engine, options, metrics, where);
   std::error_code ec;
   const bool text = std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json", ec);
   if (text) {

@@ -9,14 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "glassbox/chat_template.h"
 #include "glassbox/error.h"
 #include "glassbox/pipeline.h"
 #include "glassbox/session.h"
+#include "server/generation/generation_worker.h"
+#include "server/metrics/metrics.h"
 #include "server/server_options.h"
 
 namespace glassbox::server {
 
-enum class ModelKind { kText, kTensor };
+// kGeneration: a decoder model directory (is_generation_model_dir), served by a GenerationWorker.
+enum class ModelKind { kText, kTensor, kGeneration };
 
 // Metadata of one declared input/output in OIP terms ("FP32", dims with -1).
 struct OipSpec {
@@ -31,16 +35,29 @@ struct LoadedModel {
   ModelKind kind = ModelKind::kTensor;
   std::optional<Pipeline> pipeline;  // kText
   std::optional<Session> session;    // kTensor
+  std::shared_ptr<GenerationWorker> generator;  // kGeneration (its thread owns the session's mutable state)
+  std::optional<ChatTemplate> chat_template;    // kGeneration with a chat template
+  std::string chat_template_error;              // kGeneration without one: why (the chat route says it)
   std::vector<OipSpec> inputs, outputs;
   nlohmann::ordered_json explain;    // the model's declared decisions and engine options (+ "warmup")
   nlohmann::ordered_json warmup;     // the warm-up plan and its outcome (the index and explain show it)
   std::string warmup_error;          // set when it serves without warm-up (derived shapes failed, policy ready)
   std::string dir;                   // where it was loaded from: never shown to clients
 
-  const Session& engine() const { return pipeline ? pipeline->session() : *session; }
+  const Session& engine() const {
+    return pipeline ? pipeline->session() : generator ? generator->session().session() : *session;
+  }
+  bool is_generator() const { return generator != nullptr; }
   bool is_classifier() const { return pipeline && pipeline->decisions().task == PipelineTask::kClassify; }
   bool is_embedder() const { return pipeline && pipeline->decisions().task == PipelineTask::kEmbed; }
 };
+
+// The rule that makes a model directory a generation model (explain and the docs quote it): it has
+// tokenizer.json and a config.json whose "architectures" names a causal language model
+// ("...ForCausalLM" or "...LMHeadModel"). GenerationSession then checks the ONNX layout and
+// refuses anything it cannot generate with, by name.
+extern const char* const kGenerationModelRule;
+bool is_generation_model_dir(const std::string& dir);
 
 // An error of this model's load or run as a client may see it: "where: what (fix: ...)"
 // with the model's folder replaced by its name.
@@ -52,6 +69,6 @@ std::string client_message(const Error& e, const LoadedModel& m);
 // The model directory is never named in an error (clients see "<model>").
 Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string& name, const std::string& version,
                                                               const std::string& dir, const PipelineOptions& engine,
-                                                              const ServerOptions& options);
+                                                              const ServerOptions& options, Metrics* metrics = nullptr);
 
 }  // namespace glassbox::server

@@ -220,7 +220,7 @@ std::pair<int, std::string> ModelRepository::load_now(const std::string& name) {
   const auto t0 = std::chrono::steady_clock::now();
   auto version = resolve_version(folder);
   Result<std::shared_ptr<const LoadedModel>> loaded =
-      version.ok() ? load_model_version(name, version->version, version->dir, engine_, options_)
+      version.ok() ? load_model_version(name, version->version, version->dir, engine_, options_, metrics_)
                    : Result<std::shared_ptr<const LoadedModel>>(std::move(version).take_error().with_where("model '" + name + "'"));
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   if (on_load_) on_load_(name, loaded.ok());

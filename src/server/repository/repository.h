@@ -51,6 +51,8 @@ class ModelRepository {
 
   // Called after every load attempt (metrics: glassbox_model_loads_total{model,result}). Set before load_all.
   void set_load_observer(std::function<void(const std::string& name, bool ok)> observer) { on_load_ = std::move(observer); }
+  // Where generation models record their metrics (GenerationWorker). Set before load_all.
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
   // Collects the models to serve (validates names and folders); loads nothing yet.
   Status configure();
   // Loads every configured model in turn on the registry thread; `done` runs after the last.
@@ -90,6 +92,7 @@ class ModelRepository {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::function<void(const std::string&, bool)> on_load_;
+  Metrics* metrics_ = nullptr;
   std::thread thread_;
 };
 

@@ -250,6 +250,10 @@ Status read_scheduling_parameters(const InferRequest& req, RequestMeta& meta) {
 }
 
 void infer(ServerContext& ctx, HttpRequest&& http, std::shared_ptr<const LoadedModel> m, const Responder& respond) {
+  if (m->kind == ModelKind::kGeneration)
+    return respond(refuse(RefusalCode::kInvalidRequest,
+                          "model '" + m->name + "' is a generation model: OIP infer (text_input -> text_output) is not "
+                          "served for it yet; use POST /v1/completions, /v1/chat/completions or /generate"));
   if (ctx.draining.load()) return respond(draining_refusal());
   auto req = parse_infer_request(http, oip_limits(ctx.options));
   if (!req.ok()) return respond(error_response(req.error(), nullptr));

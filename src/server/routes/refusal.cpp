@@ -21,7 +21,7 @@ ojson openai_error_body(const Refusal& r) {
   const RefusalInfo& info = refusal_info(r.code);
   ojson e{{"message", r.message}, {"type", info.openai_type}};
   e["param"] = r.param.empty() ? ojson(nullptr) : ojson(r.param);
-  e["code"] = info.name;
+  e["code"] = r.detail.empty() ? info.name : r.detail.c_str();
   return ojson{{"error", std::move(e)}};
 }
 

@@ -30,6 +30,11 @@ const std::vector<Route> kRoutes = {
     {"GET", "/info", P::kTei, tei_info, "TEI model info"},
     {"GET", "/health", P::kTei, tei_health, "TEI health: 200 / 503"},
     {"POST", "/v1/embeddings", P::kOpenai, openai_embeddings, "OpenAI embeddings (float or base64)"},
+    {"POST", "/v1/chat/completions", P::kOpenai, openai_chat_completions, "OpenAI chat completions (generation models; SSE with stream)"},
+    {"POST", "/v1/completions", P::kOpenai, openai_completions, "OpenAI completions (generation models; SSE with stream)"},
+    {"GET", "/v1/models", P::kOpenai, openai_models, "OpenAI model list: the READY models"},
+    {"POST", "/generate", P::kTei, tgi_generate, "TGI generate (generation models)"},
+    {"POST", "/generate_stream", P::kTei, tgi_generate_stream, "TGI generate, streamed as SSE"},
     {"GET", "/metrics", P::kMetrics, metrics_scrape, "Prometheus metrics (text format 0.0.4)"},
 };
 

@@ -4,6 +4,7 @@
 
 #include "server/codec/trace_context.h"
 #include "server/metrics/server_metrics.h"
+#include "server/routes/generation_routes.h"
 
 namespace glassbox::server {
 

@@ -89,6 +89,12 @@ GB_ROUTE_HANDLER(tei_info);
 GB_ROUTE_HANDLER(tei_health);
 // openai_routes.cpp
 GB_ROUTE_HANDLER(openai_embeddings);
+// generation_routes.cpp
+GB_ROUTE_HANDLER(openai_chat_completions);
+GB_ROUTE_HANDLER(openai_completions);
+GB_ROUTE_HANDLER(openai_models);
+GB_ROUTE_HANDLER(tgi_generate);
+GB_ROUTE_HANDLER(tgi_generate_stream);
 // server_metrics.cpp
 GB_ROUTE_HANDLER(metrics_scrape);
 
