@@ -86,7 +86,8 @@ std::string route_template(const std::string& method, const std::string& path) {
     return "other";
   }
   if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "embeddings") return "/v1/embeddings";
-  static const char* tei[] = {"embed", "predict", "tokenize", "decode", "info", "health", "metrics"};
+  if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "rerank") return "/v1/rerank";
+  static const char* tei[] = {"embed", "predict", "rerank", "tokenize", "decode", "info", "health", "metrics"};
   if (parts.size() == 1)
     for (const char* r : tei)
       if (parts[0] == r) return "/" + parts[0];

@@ -91,6 +91,8 @@ void dispatch(ServerContext& ctx, HttpRequest&& req, Responder respond) {
     return route_oip(ctx, std::move(req), parts, respond);
   }
   if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "embeddings") return route_openai(ctx, std::move(req), respond);
+  if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "rerank") return route_rerank(ctx, std::move(req), true, respond);
+  if (parts.size() == 1 && parts[0] == "rerank") return route_rerank(ctx, std::move(req), false, respond);
   if (parts.size() == 1) return route_tei(ctx, std::move(req), parts[0], respond);
   respond(json_error(404, "no route for " + req.method + " " + req.path.substr(0, 200)));
 }

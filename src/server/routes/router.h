@@ -64,5 +64,7 @@ void route_oip(ServerContext& ctx, HttpRequest&& req, const std::vector<std::str
 void route_repository(ServerContext& ctx, HttpRequest&& req, const std::vector<std::string>& parts, Responder respond);
 void route_tei(ServerContext& ctx, HttpRequest&& req, const std::string& name, Responder respond);
 void route_openai(ServerContext& ctx, HttpRequest&& req, Responder respond);
+// POST /rerank (TEI's shape) or, with cohere, POST /v1/rerank (Cohere's and Jina's shape).
+void route_rerank(ServerContext& ctx, HttpRequest&& req, bool cohere, Responder respond);
 
 }  // namespace glassbox::server
