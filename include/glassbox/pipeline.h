@@ -27,6 +27,12 @@ enum class Pooling { kCls, kMax, kMean, kMeanSqrtLen, kWeightedMean, kLastToken,
 // "cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken", "none"
 const char* pooling_name(Pooling p);
 
+// How a classifier's logits become scores: softmax over the labels, sigmoid of each logit on its
+// own (one label, multi-label models, sigmoid cross-encoders), or none (the raw logit: regression,
+// identity cross-encoders such as the MS MARCO ones).
+enum class ScoreFunction { kSoftmax, kSigmoid, kNone };
+const char* score_function_name(ScoreFunction f);  // "softmax", "sigmoid", "none"
+
 // A sentence-transformers Dense module applied to the pooled vector: activation(W x + b).
 struct DenseLayer {
   std::string dir;                 // the module folder, e.g. "2_Dense"
@@ -53,6 +59,7 @@ struct PipelineDecisions {
   bool lowercase_input = false;                // lowercase texts before tokenizing (sentence_bert_config do_lower_case)
   std::string model_file;                      // the ONNX file loaded, relative to the model directory
   std::vector<std::string> labels;             // classify: label of each logit
+  ScoreFunction score_function = ScoreFunction::kSoftmax;  // classify and rerank: logits -> scores
   uint32_t pad_id = 0;                         // id used to pad batches (attention mask 0)
   // Batches of texts of different lengths run with Session::run_unpadded (each text on its
   // real length, no compute on padding; lengths rounded up to a multiple of 8). glassbox.json
@@ -90,6 +97,10 @@ struct PipelineInput {
   // truncation policy (longest_first then applies): a caller's explicit per-input
   // choice, e.g. a server request's "truncate": true. The result reports tokens_dropped.
   bool allow_truncation = false;
+  // With allow_truncation (and no declared policy): which text loses tokens (longest_first; a
+  // rerank cuts only the document, only_second) and from which end (right keeps the beginning).
+  TruncationStrategy truncation_strategy = TruncationStrategy::kLongestFirst;
+  Side truncation_direction = Side::kRight;
   // Embed: the prompt put before the text (sentence-transformers: prompt + text), by name from
   // decisions().prompts or literally; at most one of the two. Neither: default_prompt_name.
   std::optional<std::string> prompt_name = std::nullopt;
@@ -171,6 +182,33 @@ class Pipeline {
   explicit Pipeline(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// Rerank: one relevance score per (query, document) pair from a cross-encoder (a classify
+// pipeline with exactly one label), the score function as the model declares it (decisions().
+// score_function), results sorted by score (ties keep document order).
+struct RerankOptions {
+  // false: a pair over max_length is an error naming the document; true: the document (never the
+  // query) loses tokens from `direction`'s end and the result says how many.
+  bool truncate = false;
+  Side direction = Side::kRight;
+  bool raw_scores = false;            // the logit instead of the declared score function
+  std::optional<size_t> top_n;        // keep the best n (nullopt: all)
+};
+struct RankedDocument {
+  size_t index = 0;                   // position of the document in the request
+  float score = 0;                    // the declared score function of the logit (or the logit: raw_scores)
+  float logit = 0;
+  int64_t tokens = 0;                 // tokens of the pair the model saw
+  int64_t tokens_dropped = 0;
+};
+// The pairs rerank feeds the model (query as the first text, each document as the pair).
+std::vector<PipelineInput> rerank_inputs(const std::string& query, const std::vector<std::string>& documents,
+                                         const RerankOptions& options);
+// Scores from classify results in document order -> ranked documents (the rerank_inputs order).
+Result<std::vector<RankedDocument>> rank_documents(const Pipeline& pipeline, const std::vector<Classification>& scored,
+                                                   const RerankOptions& options);
+Result<std::vector<RankedDocument>> rerank(const Pipeline& pipeline, const std::string& query,
+                                           const std::vector<std::string>& documents, const RerankOptions& options = {});
 
 // Where a model directory's ONNX file is. Looked for as publishers write it: model.onnx
 // (glassbox, Optimum CLI), onnx/model.onnx (transformers.js, sentence-transformers' ONNX

@@ -13,12 +13,14 @@ Errors are typed (glassbox.InvalidInput, glassbox.ModelError, ...; see glassbox.
 """
 
 from ._glassbox import Encoding, Session, TensorInfo, Tokenizer, physical_core_count
-from ._pipeline import FeatureExtractionPipeline, Pipeline, TextClassificationPipeline, default_model_dir, pipeline
+from ._pipeline import (FeatureExtractionPipeline, Pipeline, TextClassificationPipeline, TextRankingPipeline,
+                        default_model_dir, pipeline)
 from .errors import (GlassboxError, InternalError, InvalidInput, IoError, LimitExceeded, ModelError, NotFound,
                      Unsupported)
 
 from ._glassbox import __version__  # declared once, in CMakeLists.txt
 
 __all__ = ["Tokenizer", "Encoding", "Session", "TensorInfo", "pipeline", "Pipeline", "TextClassificationPipeline",
-           "FeatureExtractionPipeline", "default_model_dir", "physical_core_count", "GlassboxError", "InvalidInput",
-           "NotFound", "ModelError", "Unsupported", "LimitExceeded", "IoError", "InternalError"]
+           "FeatureExtractionPipeline", "TextRankingPipeline", "default_model_dir", "physical_core_count",
+           "GlassboxError", "InvalidInput", "NotFound", "ModelError", "Unsupported", "LimitExceeded", "IoError",
+           "InternalError"]

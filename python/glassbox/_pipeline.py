@@ -8,7 +8,7 @@ import numpy as np
 from . import _glassbox
 from .errors import InvalidInput
 
-_TASKS = {"text-classification": "classify", "feature-extraction": "embed"}
+_TASKS = {"text-classification": "classify", "feature-extraction": "embed", "text-ranking": "classify"}
 
 
 def default_model_dir() -> str:
@@ -58,7 +58,8 @@ class Pipeline:
 
 
 class TextClassificationPipeline(Pipeline):
-    """``pipeline("text-classification")``: labels with softmax scores per text."""
+    """``pipeline("text-classification")``: labels with scores per text (the model's declared score function:
+    softmax, sigmoid or none; ``explain()`` shows it and its source)."""
 
     @property
     def labels(self) -> List[str]:
@@ -109,15 +110,30 @@ class FeatureExtractionPipeline(Pipeline):
                 for i in range(len(texts))]
 
 
+class TextRankingPipeline(Pipeline):
+    """``pipeline("text-ranking")``: a cross-encoder (a text classifier with one label) scores (query, document)
+    pairs, like sentence-transformers' ``CrossEncoder.rank``."""
+
+    def __call__(self, query: str, documents: List[str], top_n: Optional[int] = None,
+                 raw_scores: bool = False) -> List[Dict[str, Any]]:
+        """Ranks the documents against the query, best first (ties keep the documents' order):
+        ``[{"index", "score", "logit", "text", "tokens", "tokens_dropped"}]``. ``score`` is the model's
+        declared score function of its logit (``raw_scores=True``: the logit). A pair over the model's
+        max_length is LimitExceeded unless a truncation policy is declared (``truncation="only_second"``
+        cuts only the documents)."""
+        return list(self._core.rerank(query, documents, top_n, raw_scores))
+
+
 def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = None, *, threads: int = 0,
              opt_level: int = 2, truncation: Optional[str] = None,
              batch_size: Optional[int] = None,
              precision: Optional[str] = None,
              weights_cache: Optional[Union[str, "os.PathLike[str]"]] = None
-             ) -> Union[TextClassificationPipeline, FeatureExtractionPipeline]:
+             ) -> Union[TextClassificationPipeline, FeatureExtractionPipeline, "TextRankingPipeline"]:
     """Loads a text pipeline, like ``transformers.pipeline(task, model=...)``.
 
-    task: ``"text-classification"`` or ``"feature-extraction"``; it must match the task the model
+    task: ``"text-classification"``, ``"feature-extraction"`` or ``"text-ranking"`` (a cross-encoder: a
+    classify model with one label); it must match the task the model
     directory declares (glassbox.json ``task``) or that is derived from it, else InvalidInput.
     model_dir: a directory in the Hugging Face Optimum layout; None: the embedded default model
     (models/langid, language identification; see default_model_dir()).
@@ -139,5 +155,11 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
                            f"or set \"task\" in glassbox.json)")
         err.code, err.what, err.where = "invalid argument", "task mismatch", directory
         raise err
-    cls = TextClassificationPipeline if task == "text-classification" else FeatureExtractionPipeline
+    cls = {"text-classification": TextClassificationPipeline, "feature-extraction": FeatureExtractionPipeline,
+           "text-ranking": TextRankingPipeline}[task]
+    if cls is TextRankingPipeline and len(core.labels) != 1:
+        err = InvalidInput(f"{directory}: pipeline('text-ranking') needs a cross-encoder with one logit per pair; "
+                           f"this model has {len(core.labels)} labels (fix: use pipeline('text-classification'))")
+        err.code, err.what, err.where = "invalid argument", "not a cross-encoder", directory
+        raise err
     return cls(task, core)

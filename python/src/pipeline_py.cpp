@@ -126,6 +126,32 @@ void bind_pipeline(py::module_& m) {
              }
              return py::make_tuple(vectors, tokens, dropped);
            })
+      .def("rerank",
+           [](const PyPipeline& self, const py::handle& query, const py::handle& documents, const py::handle& top_n,
+              const py::handle& raw_scores) {
+             const std::string q = as_utf8(query, "query");
+             std::vector<std::string> docs;
+             for (auto& in : parse_texts(documents)) docs.push_back(std::move(in.text));
+             RerankOptions options;
+             if (!top_n.is_none()) options.top_n = static_cast<size_t>(as_int(top_n, "top_n", 1, 1 << 30));
+             options.raw_scores = raw_scores.cast<bool>();
+             auto r = [&] {
+               py::gil_scoped_release nogil;
+               return rerank(*self.pipeline, q, docs, options);
+             }();
+             py::list out;
+             for (const auto& d : unwrap(std::move(r))) {
+               py::dict e;
+               e["index"] = d.index;
+               e["score"] = d.score;
+               e["logit"] = d.logit;
+               e["text"] = docs[d.index];
+               e["tokens"] = d.tokens;
+               e["tokens_dropped"] = d.tokens_dropped;
+               out.append(e);
+             }
+             return out;
+           })
       .def("explain", [](const PyPipeline& self) {
         diag::EffectiveOptions eo;
         eo.session = self.pipeline->session().options();

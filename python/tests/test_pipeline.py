@@ -183,3 +183,36 @@ def test_weights_cache_argument_equals_cli_flag(embed_dir, tmp_path):
     assert rows == [{"field": "weights_cache", "value": str(cache), "source": "argument weights_cache"}]
     with pytest.raises(glassbox.InvalidInput):
         glassbox.pipeline("feature-extraction", embed_dir, weights_cache="")
+
+
+def test_text_ranking_equals_cli_rerank(tmp_path):
+    """pipeline("text-ranking") on a cross-encoder laid out as sentence-transformers saves it gives `glassbox
+    rerank`'s scores and order (the scores themselves are checked against ORT and transformers.js by ctest
+    pipeline_rerank); a 3-label classifier is refused by name."""
+    import subprocess
+    subprocess.run(["/usr/bin/python3", f"{ROOT}/scripts/make_cross_encoder.py", "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    d = str(tmp_path / "ce_sigmoid")
+    query = "Where is the train station?"
+    docs = ["A fox is an animal.", "Search for the best coffee near the station, please!", "Hello world"]
+    ranker = glassbox.pipeline("text-ranking", d, threads=1)
+    rows = {r["field"]: r for r in ranker.explain()["pipeline"]}
+    assert rows["score_function"]["value"] == "sigmoid" and "activation_fn" in rows["score_function"]["source"]
+    got = ranker(query, docs)
+    cli = cli_jsonl(["rerank", d, "--threads", "1", "--query", query], docs)
+    assert [g["index"] for g in got] == [c["index"] for c in cli]
+    for g, c in zip(got, cli):
+        assert g["score"] == pytest.approx(c["score"], rel=1e-6) and g["text"] == docs[g["index"]]
+    assert [g["index"] for g in ranker(query, docs, top_n=1)] == [cli[0]["index"]]
+    three_labels = _three_label_dir(tmp_path)
+    with pytest.raises(glassbox.InvalidInput, match="one logit per pair"):
+        glassbox.pipeline("text-ranking", three_labels, threads=1)
+
+
+def _three_label_dir(tmp_path):
+    d = tmp_path / "three_labels"
+    (d / "onnx").mkdir(parents=True)
+    shutil.copy(generated_model("bert_tiny_cls_op14"), d / "onnx" / "model.onnx")
+    shutil.copy(tmp_path / "ce_sigmoid" / "tokenizer.json", d / "tokenizer.json")
+    (d / "config.json").write_text(json.dumps({"id2label": {"0": "a", "1": "b", "2": "c"}, "max_position_embeddings": 128}))
+    return str(d)

@@ -297,6 +297,7 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
     return make_error(ErrorCode::kInvalidModel, "a classify model needs label names", f.dir,
                       "add id2label to config.json or \"labels\" to glassbox.json");
 
+  GB_RETURN_IF_ERROR(derive_score_function(f, dec, d));
   GB_RETURN_IF_ERROR(derive_embedding(f, outputs, dec, d));
   GB_ASSIGN_OR_RETURN(auto unpadded, get_opt<bool>(g, "unpadded_batches", gj_path));
   if (unpadded) {  // absent: Pipeline::load probes the model

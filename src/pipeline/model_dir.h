@@ -35,6 +35,11 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& files, const Pip
 Status derive_embedding(const ModelDirFiles& files, const std::vector<TensorSpec>& model_outputs, PipelineDecisions& dec,
                         std::vector<Derivation>& derivations);
 
+// How a classifier's logits become scores (decisions().score_function; classify task only):
+// glassbox.json > a CrossEncoder's declared activation > config.json problem_type > transformers'
+// rule for the number of labels (classify_decisions.cpp).
+Status derive_score_function(const ModelDirFiles& files, PipelineDecisions& dec, std::vector<Derivation>& derivations);
+
 // "none" -> nullopt; "longest_first" etc. -> a policy at max_length.
 Result<std::optional<TruncationPolicy>> parse_truncation(const std::string& text, int64_t max_length);
 

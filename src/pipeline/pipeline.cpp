@@ -129,7 +129,8 @@ Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in,
   } else {
     TruncationPolicy policy;
     policy.max_length = static_cast<size_t>(max);
-    policy.strategy = TruncationStrategy::kLongestFirst;
+    policy.strategy = in.truncation_strategy;
+    policy.direction = in.truncation_direction;
     opts.truncation = policy;
   }
   auto cut = p.tokenizer.encode(text, pair, opts);
@@ -428,6 +429,20 @@ Status check_task(const Pipeline::Impl& p, PipelineTask want) {
                     "use `glassbox classify`");
 }
 
+// decisions().score_function over one row of logits (NaN stays NaN: the run reports it).
+std::vector<double> apply_score_function(ScoreFunction f, const std::vector<float>& row) {
+  std::vector<double> out(row.begin(), row.end());
+  if (f == ScoreFunction::kSigmoid) {
+    for (double& x : out) x = 1.0 / (1.0 + std::exp(-x));
+  } else if (f == ScoreFunction::kSoftmax && !out.empty()) {
+    const double mx = *std::max_element(out.begin(), out.end());
+    double sum = 0;
+    for (double& x : out) sum += x = std::exp(x - mx);
+    for (double& x : out) x /= sum;
+  }
+  return out;
+}
+
 Result<std::vector<Classification>> classify_outputs(const Pipeline::Impl& p, const std::vector<EncodedText>& batch,
                                                      const std::vector<NamedTensor>& outs, int top_k) {
   const auto& labels = p.decisions.labels;
@@ -442,13 +457,10 @@ Result<std::vector<Classification>> classify_outputs(const Pipeline::Impl& p, co
   std::vector<Classification> results;
   for (size_t r = 0; r < batch.size(); ++r) {
     const float* row = logits->tensor.data<float>() + r * n;
-    const float mx = *std::max_element(row, row + n);
-    std::vector<double> e(n);
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += e[i] = std::exp(static_cast<double>(row[i]) - mx);
     Classification c;
     c.logits.assign(row, row + n);
-    for (int64_t i = 0; i < n; ++i) c.labels.push_back({labels[i], static_cast<float>(e[i] / sum)});
+    const std::vector<double> scores = apply_score_function(p.decisions.score_function, c.logits);
+    for (int64_t i = 0; i < n; ++i) c.labels.push_back({labels[i], static_cast<float>(scores[i])});
     std::stable_sort(c.labels.begin(), c.labels.end(), [](const LabelScore& a, const LabelScore& b) { return a.score > b.score; });
     c.labels.resize(std::min<size_t>(c.labels.size(), static_cast<size_t>(std::max(1, top_k))));
     c.tokens = static_cast<int64_t>(batch[r].encoding.size());

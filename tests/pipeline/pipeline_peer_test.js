@@ -18,6 +18,7 @@ const path = require('path');
 const { spawnSync } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '..', '..');
+const peer = require(path.join(ROOT, 'tests', 'common', 'peer_helpers.js'));
 const PEERS = path.join(ROOT, '.peers', 'node_modules');
 const tk = require(path.join(PEERS, 'tokenizers'));
 const { runOrt } = require(path.join(ROOT, 'scripts', 'parity', 'run_ort.js'));
@@ -25,21 +26,10 @@ const { runOrt } = require(path.join(ROOT, 'scripts', 'parity', 'run_ort.js'));
 const TOLERANCE = 1e-4;
 const GLASSBOX = process.argv[2];
 const GENERATED = path.join(ROOT, 'tests', 'data', 'generated');
-let failures = 0;
-
-function check(ok, what) {
-  console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
-  if (!ok) failures += 1;
-}
-
-function glassbox(args, stdin) {
-  const r = spawnSync(GLASSBOX, args, { input: stdin, encoding: 'utf8', maxBuffer: 64 << 20 });
-  return { status: r.status, stdout: r.stdout || '', stderr: r.stderr || '' };
-}
-
-function jsonl(s) {
-  return s.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-}
+const checker = peer.checker();
+const glassbox = (args, stdin) => peer.runCli(GLASSBOX, args, stdin);
+const { jsonl } = peer;
+const check = checker.check;
 
 function softmax(v) {
   const m = Math.max(...v);
@@ -238,8 +228,8 @@ async function main() {
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  console.log(failures ? `${failures} check(s) failed` : 'all pipeline peer checks passed');
-  process.exit(failures ? 1 : 0);
+  console.log(checker.failures ? `${checker.failures} check(s) failed` : 'all pipeline peer checks passed');
+  process.exit(checker.failures ? 1 : 0);
 }
 
 main().catch((e) => { console.error(e.stack || e); process.exit(1); });

@@ -22,24 +22,17 @@ const path = require('path');
 const { spawnSync } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '..', '..');
+const peer = require(path.join(ROOT, 'tests', 'common', 'peer_helpers.js'));
 const PEERS = path.join(ROOT, '.peers', 'node_modules');
 const tk = require(path.join(PEERS, 'tokenizers'));
 
 const MIN_COSINE = 0.99999;
 const [GLASSBOX, ST] = process.argv.slice(2);
-let failures = 0;
+const checker = peer.checker();
+const glassbox = (args, stdin) => peer.runCli(GLASSBOX, args, stdin);
+const { jsonl } = peer;
+const check = checker.check;
 
-function check(ok, what) {
-  console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
-  if (!ok) failures += 1;
-}
-
-function glassbox(args, stdin) {
-  const r = spawnSync(GLASSBOX, args, { input: stdin, encoding: 'utf8', maxBuffer: 64 << 20 });
-  return { status: r.status, stdout: r.stdout || '', stderr: r.stderr || '' };
-}
-
-const jsonl = (s) => s.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
 const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
 const cosine = (a, b) => (a.length === b.length ? dot(a, b) / Math.sqrt(dot(a, a) * dot(b, b)) : -2);
 const l2 = (v) => Math.sqrt(dot(v, v));
@@ -125,6 +118,48 @@ function explainRows(dir, extra = []) {
   const r = glassbox(['explain', dir, '--json', ...extra]);
   if (r.status !== 0) return { error: r.stderr };
   return Object.fromEntries(JSON.parse(r.stdout).pipeline.map((row) => [row.field, row]));
+}
+
+async function serveChecks(bge, bgeVectors, optimumText, tmp) {
+  const tensor = path.join(tmp, 'optimum_tensor');
+  fs.mkdirSync(path.join(tensor, 'onnx'), { recursive: true });
+  fs.copyFileSync(path.join(optimumText, 'onnx', 'model.onnx'), path.join(tensor, 'onnx', 'model.onnx'));
+  const ref = JSON.parse(fs.readFileSync(path.join(ST, `${bge}.reference.json`), 'utf8'));
+  const texts = ref.cases.filter((c) => optionArgs(c).length === 0).map((c) => c.text);
+  let server;
+  try {
+    server = await peer.startServer(GLASSBOX, [path.join(ST, bge), tensor], { timeoutMs: 120000 });
+    let r = await fetch(`${server.base}/embed`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                                                  body: JSON.stringify({ inputs: texts, model: bge }) });
+    const served = r.status === 200 ? await r.json() : [];
+    let worst = served.length === bgeVectors.length ? 1 : -2;
+    for (let i = 0; i < served.length && i < bgeVectors.length; ++i) worst = Math.min(worst, cosine(served[i], bgeVectors[i]));
+    check(worst >= MIN_COSINE, `serve ${bge}: TEI /embed equals glassbox embed (checked against the reference above): min cosine ${worst}`);
+    r = await fetch(`${server.base}/info`);
+    const info = r.status === 200 ? await r.json() : { status: r.status };
+    check(info.model_type && info.model_type.embedding && info.model_type.embedding.pooling === 'cls' && info.model_dtype === 'float32',
+          `serve ${bge}: /info names the pooling 1_Pooling declares: ${JSON.stringify(info.model_type)} ${info.model_dtype}`);
+    r = await fetch(`${server.base}/v2/models/optimum_tensor`);
+    const meta = r.status === 200 ? await r.json() : { status: r.status, body: await r.text() };
+    const names = (meta.inputs || []).map((i) => i.name).sort().join(',');
+    check(names === 'attention_mask,input_ids,token_type_ids',
+          `serve a tensor model in Optimum's layout (onnx/model.onnx, no tokenizer): OIP metadata ${JSON.stringify(meta).slice(0, 200)}`);
+  } catch (e) {
+    check(false, `serve the sentence-transformers / Optimum layouts: ${e.message.slice(0, 400)}`);
+  } finally {
+    if (server) await peer.stopServer(server);
+  }
+  // TEI's name for last-token pooling
+  try {
+    server = await peer.startServer(GLASSBOX, [path.join(ST, 'st_lasttoken_normalize')], { timeoutMs: 120000 });
+    const info = await (await fetch(`${server.base}/info`)).json();
+    check(info.model_type && info.model_type.embedding && info.model_type.embedding.pooling === 'last_token',
+          `serve st_lasttoken_normalize: /info pooling in TEI's name: ${JSON.stringify(info.model_type)}`);
+  } catch (e) {
+    check(false, `serve st_lasttoken_normalize: ${e.message.slice(0, 400)}`);
+  } finally {
+    if (server) await peer.stopServer(server);
+  }
 }
 
 async function main() {
@@ -247,11 +282,15 @@ async function main() {
             ['embed', variants, '--model-file', 'onnx/model_int8.onnx', 'hello']);
     refused('a declared file outside the directory', variants, ['not a path inside the model directory'],
             ['embed', variants, '--model-file', '../st_mean/onnx/model.onnx', 'hello']);
+
+    // 5. served as published: `glassbox serve` on the same directories (TEI /embed and /info, OIP metadata for an
+    // Optimum-layout tensor model: onnx/model.onnx and no tokenizer)
+    await serveChecks(bge, vectors[bge], optimum, tmp);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  console.log(failures ? `${failures} check(s) failed` : 'all sentence-transformers layout checks passed');
-  process.exit(failures ? 1 : 0);
+  console.log(checker.failures ? `${checker.failures} check(s) failed` : 'all sentence-transformers layout checks passed');
+  process.exit(checker.failures ? 1 : 0);
 }
 
 main().catch((e) => { console.error(e.stack || e); process.exit(1); });

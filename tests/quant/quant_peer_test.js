@@ -30,6 +30,7 @@ const path = require('path');
 const { spawnSync } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '..', '..');
+const peer = require(path.join(ROOT, 'tests', 'common', 'peer_helpers.js'));
 const { runOrt } = require(path.join(ROOT, 'scripts', 'parity', 'run_ort.js'));
 const { writeNpy, readNpy } = require(path.join(ROOT, 'scripts', 'parity', 'npy.js'));
 
@@ -39,13 +40,9 @@ const NOISE_MAX_FRACTION = 0.5;
 const NOISE_MEAN_FRACTION = 0.1;
 const STRICT = 1e-5;
 const FLOAT_FUSIONS = ['layer_norm_fusion', 'gelu_fusion', 'attention_softmax_fusion', 'matmul_epilogue_fusion'];
-let failures = 0;
+const checker = peer.checker();
+const check = checker.check;
 let lastStderr = '';
-
-function check(ok, what) {
-  console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
-  if (!ok) failures += 1;
-}
 
 function run(cmd, args) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
@@ -162,8 +159,8 @@ async function main() {
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  if (failures) {
-    console.log(`${failures} check(s) failed`);
+  if (checker.failures) {
+    console.log(`${checker.failures} check(s) failed`);
     process.exit(1);
   }
   console.log('all checks passed');

@@ -14,6 +14,7 @@ const path = require('path');
 const { spawn, spawnSync } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '..', '..');
+const peer = require(path.join(ROOT, 'tests', 'common', 'peer_helpers.js'));
 const PEERS = path.join(ROOT, '.peers', 'node_modules');
 const OpenAI = require(path.join(PEERS, 'openai')).default;
 const tk = require(path.join(PEERS, 'tokenizers'));
@@ -21,43 +22,9 @@ const { runOrt } = require(path.join(ROOT, 'scripts', 'parity', 'run_ort.js'));
 
 const TOLERANCE = 1e-4;
 const GLASSBOX = process.argv[2];
-let failures = 0;
-
-function check(ok, what) {
-  console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
-  if (!ok) failures += 1;
-}
-
-function maxRelDiff(a, b) {
-  let d = 0;
-  let scale = 1e-6;
-  for (let i = 0; i < a.length; ++i) {
-    d = Math.max(d, Math.abs(Number(a[i]) - Number(b[i])));
-    scale = Math.max(scale, Math.abs(Number(b[i])));
-  }
-  return d / scale;
-}
-
-// Starts `glassbox serve` on a kernel-chosen port; resolves with {proc, base} once ready (bounded wait).
-function startServer(args) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(GLASSBOX, ['serve', '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let log = '';
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('server did not start:\n' + log)); }, 240000);
-    proc.stderr.on('data', async (d) => {
-      log += d.toString();
-      const m = log.match(/listening on 127\.0\.0\.1:(\d+)/);
-      if (m && log.includes('server ready')) {
-        clearTimeout(timer);
-        resolve({ proc, base: `http://127.0.0.1:${m[1]}` });
-      } else if (log.includes('server not ready')) {
-        clearTimeout(timer);
-        proc.kill('SIGKILL');
-        reject(new Error('server not ready:\n' + log));
-      }
-    });
-  });
-}
+const checker = peer.checker();
+const { maxRelDiff } = peer;
+const check = checker.check;
 
 async function peerIds(tokenizerFile, text) {
   const t = tk.Tokenizer.fromFile(tokenizerFile);
@@ -175,7 +142,7 @@ async function main() {
     fs.mkdirSync(path.join(tmp, 'bert'));
     fs.copyFileSync(bertModel, path.join(tmp, 'bert', 'model.onnx'));
     const langid = path.join(ROOT, 'models', 'langid');
-    server = await startServer([langid, path.join(tmp, 'langid_embed'), path.join(tmp, 'bert')]);
+    server = await peer.startServer(GLASSBOX, [langid, path.join(tmp, 'langid_embed'), path.join(tmp, 'bert')]);
     await openaiCase(server.base, langid);
     await oipTensorCase(server.base, bertModel);
     await oipTextCase(server.base, langid);
@@ -183,8 +150,8 @@ async function main() {
     if (server) server.proc.kill('SIGKILL');
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  console.log(`${failures === 0 ? 'all' : failures} ${failures === 0 ? 'checks passed' : 'checks failed'}`);
-  process.exit(failures === 0 ? 0 : 1);
+  console.log(`${checker.failures === 0 ? 'all' : checker.failures} ${checker.failures === 0 ? 'checks passed' : 'checks failed'}`);
+  process.exit(checker.failures === 0 ? 0 : 1);
 }
 
 main().catch((e) => { console.error(e.stack || e); process.exit(1); });

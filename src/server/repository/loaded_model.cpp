@@ -192,7 +192,9 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
   } else {
     SessionOptions session = engine.session;
     if (engine.precision) session.precision = *engine.precision;
-    auto s = Session::load((std::filesystem::path(dir) / "model.onnx").string(), session);
+    auto file = find_model_file(dir);  // model.onnx, onnx/model.onnx or glassbox.json "model_file"
+    if (!file.ok()) return scrubbed(file.error(), dir, where);
+    auto s = Session::load(file->path, session);
     if (!s.ok()) return scrubbed(s.error(), dir, where);
     // OIP v2 carries tensors: a sequence-of-maps output (ZipMap) is refused with the alternative (docs/ml.md).
     for (const auto& o : s->outputs())
@@ -200,7 +202,7 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
         return scrubbed(make_error(ErrorCode::kUnsupported,
                                    "output '" + o.name + "' is a " + o.type_note +
                                        "; the OIP v2 protocol carries tensors only, so this model cannot be served",
-                                   "model.onnx",
+                                   file->relative,
                                    "export the model without ZipMap (skl2onnx: options={'zipmap': False}; the probabilities "
                                    "tensor before ZipMap holds the same numbers), or read the maps with `glassbox run`"),
                         dir, where);

@@ -40,7 +40,10 @@ Result<VersionDir> resolve_version(const std::string& folder) {
 // What polling compares: the version and the size and mtime of the files a load reads.
 std::string signature_of(const VersionDir& v) {
   std::string sig = v.version;
-  for (const char* f : {"model.onnx", "tokenizer.json", "config.json", "glassbox.json"}) {
+  std::vector<std::string> files = {"tokenizer.json", "config.json", "glassbox.json", "modules.json",
+                                    "1_Pooling/config.json", "preprocessor_config.json"};
+  if (auto model = find_model_file(v.dir); model.ok()) files.insert(files.begin(), model->relative);
+  for (const auto& f : files) {
     struct stat st{};
     if (::stat((fs::path(v.dir) / f).c_str(), &st) == 0)
       sig += "|" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);

@@ -35,6 +35,8 @@ const std::vector<Route> kRoutes = {
     {"GET", "/v1/models", P::kOpenai, openai_models, "OpenAI model list: the READY models"},
     {"POST", "/generate", P::kTei, tgi_generate, "TGI generate (generation models)"},
     {"POST", "/generate_stream", P::kTei, tgi_generate_stream, "TGI generate, streamed as SSE"},
+    {"POST", "/rerank", P::kTei, tei_rerank, "TEI rerank: a cross-encoder scores (query, text) pairs"},
+    {"POST", "/v1/rerank", P::kOpenai, cohere_rerank, "rerank in Cohere's and Jina's shape"},
     {"GET", "/metrics", P::kMetrics, metrics_scrape, "Prometheus metrics (text format 0.0.4)"},
 };
 

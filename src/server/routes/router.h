@@ -95,6 +95,9 @@ GB_ROUTE_HANDLER(openai_completions);
 GB_ROUTE_HANDLER(openai_models);
 GB_ROUTE_HANDLER(tgi_generate);
 GB_ROUTE_HANDLER(tgi_generate_stream);
+// rerank_routes.cpp
+GB_ROUTE_HANDLER(tei_rerank);
+GB_ROUTE_HANDLER(cohere_rerank);
 // server_metrics.cpp
 GB_ROUTE_HANDLER(metrics_scrape);
 

@@ -215,6 +215,24 @@ void decode(ServerContext& ctx, const HttpRequest& req, const Responder& respond
   submit_work(ctx, std::move(item), respond);
 }
 
+// TEI's names where TEI has the mode ("cls", "mean", "last_token"), glassbox's for the modes
+// only sentence-transformers has (max, mean_sqrt_len_tokens, weightedmean); several concatenated
+// modes are joined by '+', in the order the vector holds them. Never a mode that did not run.
+std::string tei_pooling(const std::vector<Pooling>& modes) {
+  std::string s;
+  for (Pooling p : modes) s += std::string(s.empty() ? "" : "+") + (p == Pooling::kLastToken ? "last_token" : pooling_name(p));
+  return s;
+}
+
+// TEI's model_dtype names ("float32", "bfloat16"); int8-dynamic has no TEI name and keeps glassbox's.
+const char* tei_dtype(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return "float32";
+    case Precision::kBf16: return "bfloat16";
+    default: return precision_name(p);
+  }
+}
+
 HttpResponse info(ServerContext& ctx) {
   ModelLookup look = ctx.repository.default_text_model(PipelineTask::kClassify);
   if (!look.model) look = ctx.repository.default_text_model(PipelineTask::kEmbed);
@@ -223,14 +241,14 @@ HttpResponse info(ServerContext& ctx) {
   ojson j;
   j["model_id"] = look.model->name;
   j["model_sha"] = nullptr;
-  j["model_dtype"] = "float32";
+  // The precision the engine runs (glassbox.json / --precision), not the file's storage type.
+  j["model_dtype"] = tei_dtype(look.model->pipeline->session().options().precision);
   if (d.task == PipelineTask::kClassify) {
     ojson id2label = ojson::object();
     for (size_t i = 0; i < d.labels.size(); ++i) id2label[std::to_string(i)] = d.labels[i];
     j["model_type"] = {{"classifier", {{"id2label", id2label}}}};
   } else {
-    const char* pooling = d.pooling == Pooling::kCls ? "cls" : d.pooling == Pooling::kMean ? "mean" : "none";
-    j["model_type"] = {{"embedding", {{"pooling", pooling}}}};
+    j["model_type"] = {{"embedding", {{"pooling", tei_pooling(d.pooling_modes)}}}};
   }
   j["max_input_length"] = d.max_length;
   j["max_client_batch_size"] = ctx.options.max_texts_per_request;
