@@ -9,7 +9,7 @@
 #include "diag/explain.h"
 #include "glassbox/pipeline.h"
 #include "glassbox/vision_pipeline.h"
-#include "vision/ocr/ocr.h"
+#include "glassbox/ocr.h"
 #include "server/repository/warmup.h"
 
 namespace {

@@ -8,7 +8,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/session_flags.h"
-#include "vision/ocr/ocr.h"
+#include "glassbox/ocr.h"
 
 void add_ocr_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("ocr", "Read the text in images with a PP-OCR model directory (detection, optional angle "

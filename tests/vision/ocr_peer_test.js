@@ -70,6 +70,13 @@ async function main() {
     const gbOut = execFileSync(GLASSBOX, ['ocr', modelDir, ...images], { encoding: 'utf8', maxBuffer: 1 << 26 });
     const gb = Object.fromEntries(gbOut.trim().split('\n').map((l) => JSON.parse(l)).map((j) => [j.image, j]));
     const peer = await runPeer(images);
+    // explain lists every stage's parameter with its source.
+    const ex = execFileSync(GLASSBOX, ['explain', modelDir], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    for (const f of ['ocr.det', 'ocr.rec', 'ocr.cls', 'ocr.dict', 'ocr.det_limit_side_len', 'ocr.det_db_thresh',
+                     'ocr.det_db_box_thresh', 'ocr.det_db_unclip_ratio', 'ocr.det_db_min_size', 'ocr.det_db_max_candidates',
+                     'ocr.cls_thresh', 'ocr.rec_min_width', 'ocr.drop_score', 'ocr.det.input', 'ocr.boxes', 'ocr.crop',
+                     'ocr.cls.input', 'ocr.rec.input', 'ocr.decode'])
+      check(new RegExp(`^\\s*${f.replace(/\./g, '\\.')} = .+\\[.+\\]`, 'm').test(ex), `explain lists ${f} with its source`);
     for (let k = 0; k < names.length; ++k) {
       const name = names[k];
       const want = norm(truth[name].join(' '));

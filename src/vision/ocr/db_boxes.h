@@ -1,18 +1,13 @@
 // DB-net post-processing geometry (docs/vision.md, "OCR"): the probability map of a PP-OCR detector
 // turned into oriented text boxes. Pure functions over plain arrays, unit-tested in tests/vision.
 #pragma once
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-namespace glassbox::vision::ocr {
+#include "glassbox/ocr.h"
 
-struct Point {
-  double x = 0, y = 0;
-};
-// Four corners: top-left, top-right, bottom-right, bottom-left (image coordinates, y down).
-using Quad = std::array<Point, 4>;
+namespace glassbox::vision::ocr {
 
 struct DbParams {
   float thresh = 0.3f;        // pixel threshold on the probability map

@@ -7,7 +7,8 @@
 #include <optional>
 #include <sstream>
 
-#include "vision/ocr/ocr.h"
+#include "glassbox/ocr.h"
+#include "vision/ocr/db_boxes.h"
 
 namespace glassbox::vision::ocr {
 namespace {
@@ -199,39 +200,9 @@ Result<std::pair<std::string, float>> OcrPipeline::Impl::recognise(const RgbImag
   return std::make_pair(text, kept ? static_cast<float>(sum / kept) : 0.f);
 }
 
-bool is_ocr_model_dir(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return false;
-  auto g = read_json_file(fs::path(dir) / "glassbox.json");
-  return g.ok() && g->contains("ocr") && (*g)["ocr"].is_object();
-}
-
-Result<OcrPipeline> OcrPipeline::load(const std::string& model_dir, const OcrOptions& options) {
-  auto m = std::make_unique<Impl>();
-  m->limits = options.limits;
-  const fs::path dir(model_dir);
-  GB_ASSIGN_OR_RETURN(json g, read_json_file(dir / "glassbox.json"));
-  if (!g.contains("ocr") || !g["ocr"].is_object())
-    return make_error(ErrorCode::kInvalidModel, "glassbox.json has no \"ocr\" object naming det/rec/cls/dict",
-                      (dir / "glassbox.json").string(), "scripts/make_ocr_model_dir.py writes one");
-  const json& o = g["ocr"];
-  auto file = [&](const char* key, bool required) -> Result<std::string> {
-    if (!o.contains(key)) {
-      if (required) return make_error(ErrorCode::kInvalidModel, std::string("glassbox.json ocr.") + key + " is missing", model_dir);
-      return std::string();
-    }
-    if (!o[key].is_string()) return make_error(ErrorCode::kInvalidModel, std::string("ocr.") + key + " is not a file name", model_dir);
-    const fs::path f = dir / o[key].get<std::string>();
-    std::error_code ec;
-    if (!fs::is_regular_file(f, ec)) return make_error(ErrorCode::kNotFound, std::string("ocr.") + key + ": no file " + f.filename().string(), model_dir);
-    m->steps.push_back({std::string("ocr.") + key, f.filename().string(), "glassbox.json", ""});
-    return f.string();
-  };
-  GB_ASSIGN_OR_RETURN(std::string det, file("det", true));
-  GB_ASSIGN_OR_RETURN(std::string rec, file("rec", true));
-  GB_ASSIGN_OR_RETURN(std::string cls, file("cls", false));
-  GB_ASSIGN_OR_RETURN(std::string dict, file("dict", true));
-  if (cls.empty()) m->steps.push_back({"ocr.cls", "none", "glassbox.json names no angle classifier", "upside-down lines are read upside down"});
+// The numeric parameters (glassbox.json "ocr" may set each) and the fixed stages, as explain lists them.
+Status declare_parameters(const json& o, const std::string& model_dir, OcrPipeline::Impl& im) {
+  auto* m = &im;
   m->params = {
       {"det_limit_side_len", 960, "longer image side scaled down to this before detection (then each side to a multiple of 32, rounded)"},
       {"det_db_thresh", 0.3, "probability above which a map pixel is text"},
@@ -272,6 +243,43 @@ Result<OcrPipeline> OcrPipeline::load(const std::string& model_dir, const OcrOpt
        std::string(kPaddle) + " (use_space_char)", ""},
   };
   m->steps.insert(m->steps.end(), fixed.begin(), fixed.end());
+  return Status{};
+}
+
+bool is_ocr_model_dir(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return false;
+  auto g = read_json_file(fs::path(dir) / "glassbox.json");
+  return g.ok() && g->contains("ocr") && (*g)["ocr"].is_object();
+}
+
+Result<OcrPipeline> OcrPipeline::load(const std::string& model_dir, const OcrOptions& options) {
+  auto m = std::make_unique<Impl>();
+  m->limits = options.limits;
+  const fs::path dir(model_dir);
+  GB_ASSIGN_OR_RETURN(json g, read_json_file(dir / "glassbox.json"));
+  if (!g.contains("ocr") || !g["ocr"].is_object())
+    return make_error(ErrorCode::kInvalidModel, "glassbox.json has no \"ocr\" object naming det/rec/cls/dict",
+                      (dir / "glassbox.json").string(), "scripts/make_ocr_model_dir.py writes one");
+  const json& o = g["ocr"];
+  auto file = [&](const char* key, bool required) -> Result<std::string> {
+    if (!o.contains(key)) {
+      if (required) return make_error(ErrorCode::kInvalidModel, std::string("glassbox.json ocr.") + key + " is missing", model_dir);
+      return std::string();
+    }
+    if (!o[key].is_string()) return make_error(ErrorCode::kInvalidModel, std::string("ocr.") + key + " is not a file name", model_dir);
+    const fs::path f = dir / o[key].get<std::string>();
+    std::error_code ec;
+    if (!fs::is_regular_file(f, ec)) return make_error(ErrorCode::kNotFound, std::string("ocr.") + key + ": no file " + f.filename().string(), model_dir);
+    m->steps.push_back({std::string("ocr.") + key, f.filename().string(), "glassbox.json", ""});
+    return f.string();
+  };
+  GB_ASSIGN_OR_RETURN(std::string det, file("det", true));
+  GB_ASSIGN_OR_RETURN(std::string rec, file("rec", true));
+  GB_ASSIGN_OR_RETURN(std::string cls, file("cls", false));
+  GB_ASSIGN_OR_RETURN(std::string dict, file("dict", true));
+  if (cls.empty()) m->steps.push_back({"ocr.cls", "none", "glassbox.json names no angle classifier", "upside-down lines are read upside down"});
+  GB_RETURN_IF_ERROR(declare_parameters(o, model_dir, *m));
   {
     std::ifstream in(dict);
     std::string line;

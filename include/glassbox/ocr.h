@@ -8,11 +8,18 @@
 #include <string>
 #include <vector>
 
+#include <array>
+
 #include "glassbox/session.h"
 #include "glassbox/vision.h"
-#include "vision/ocr/db_boxes.h"
 
 namespace glassbox::vision::ocr {
+
+struct Point {
+  double x = 0, y = 0;
+};
+// Four corners: top-left, top-right, bottom-right, bottom-left (image coordinates, y down).
+using Quad = std::array<Point, 4>;
 
 struct OcrOptions {
   SessionOptions session;
