@@ -36,7 +36,7 @@ PUBLIC = {
     "tokenizer.h": "tokenizer",
     "session.h": "runtime", "cpu.h": "runtime",
     "pipeline.h": "pipeline", "chat_template.h": "chat_template", "generation.h": "generation",
-    "vision.h": "vision", "vision_pipeline.h": "vision",
+    "vision.h": "vision", "vision_pipeline.h": "vision", "ocr.h": "vision",
 }
 # Front ends may reach the internals of these layers only through public headers.
 INTERNAL_ONLY_BELOW = {"cli": 5, "diag": 4, "server": 4, "pipeline": 4, "generation": 4, "chat_template": 4, "vision": 4}

@@ -9,6 +9,7 @@
 #include "diag/explain.h"
 #include "glassbox/pipeline.h"
 #include "glassbox/vision_pipeline.h"
+#include "glassbox/ocr.h"
 #include "server/repository/warmup.h"
 #include "server/routes/route_table.h"
 
@@ -96,7 +97,8 @@ ExplainedModel load_for_explain(const ExplainArgs& a, glassbox::diag::EffectiveO
   // A folder without tokenizer.json is a tensor model as `serve` reads it.
   const bool tensor_dir = dir && !std::filesystem::exists(std::filesystem::path(a.model) / "tokenizer.json", ec);
   std::string model_file = a.model;
-  if (tensor_dir && !vision::is_image_model_dir(a.model)) {  // where publishers put it (find_model_file)
+  const bool ocr_dir = dir && vision::ocr::is_ocr_model_dir(a.model);
+  if (tensor_dir && !ocr_dir && !vision::is_image_model_dir(a.model)) {  // where publishers put it (find_model_file)
     auto f = find_model_file(a.model, a.model_file);
     if (!f.ok()) cli::fail("explain", f.error());
     model_file = f->path;
@@ -106,7 +108,17 @@ ExplainedModel load_for_explain(const ExplainArgs& a, glassbox::diag::EffectiveO
                                     : std::filesystem::path(a.model).filename() == "model.onnx"
                                           ? std::filesystem::path(a.model).parent_path().string()
                                           : std::string();
-  if (!a.model.empty() && vision::is_image_model_dir(a.model)) {  // docs/vision.md: every preprocessing step
+  if (ocr_dir) {  // docs/vision.md, "OCR": every stage's parameter with its source
+    vision::ocr::OcrOptions oo;
+    oo.session = opts.session;
+    auto p = vision::ocr::OcrPipeline::load(a.model, oo);
+    if (!p.ok()) cli::fail("explain", p.error());
+    opts.session = p->det_session().options();
+    for (const auto& s : p->steps())
+      m.decisions.push_back({s.field, s.value, s.risk.empty() ? s.source : s.source + " (risk: " + s.risk + ")"});
+    m.op_choices = p->det_session().op_decisions();
+    m.cache = p->det_session().weights_cache_report();
+  } else if (!a.model.empty() && vision::is_image_model_dir(a.model)) {  // docs/vision.md: every preprocessing step
     vision::ImageClassifierOptions io;
     io.session = opts.session;
     auto c = vision::ImageClassifier::load(a.model, io);
