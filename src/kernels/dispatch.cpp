@@ -31,6 +31,9 @@ std::string isa_name(dnnl::cpu_isa isa) {
 
 // fp32 vector width of oneDNN's and our own fp32 code at this CPU's level.
 std::string fp32_lanes(const CpuFeatures& f) {
+  if (f.arch == "aarch64")
+    return std::string(f.asimd ? "NEON 4 fp32 lanes" : "no Advanced SIMD") + (f.sve ? " and SVE" : "") +
+           " (oneDNN's aarch64 JIT covers SVE only; elsewhere its reference loops)";
   if (f.avx512_dq_fma()) return "16 fp32 lanes (AVX-512)";
   if (f.avx2_fma()) return "8 fp32 lanes (AVX2+FMA)";
   if (f.avx) return "8 fp32 lanes (AVX, no FMA)";
@@ -51,7 +54,13 @@ std::vector<KernelFamily> kernel_families() {
   std::vector<KernelFamily> rows;
   rows.push_back({"GEMM fp32 (MatMul, Gemm, FusedMatMul, Einsum, attention products)",
                   std::string("oneDNN matmul ") + gemm_f32_implementation(), "vector: " + fp32_lanes(f)});
-  if (f.bf16_native())
+  const bool arm = f.arch == "aarch64";
+  if (arm)
+    rows.push_back({"GEMM bf16 (precision bf16)", "none: refused at load",
+                    std::string("glassbox's bf16 products are oneDNN's x86 AVX512_BF16 / AMX kernels; Debian's oneDNN for "
+                                "aarch64 has no native bf16 matmul (this CPU ") +
+                        (f.arm_bf16 ? "has" : "lacks") + " FEAT_BF16)"});
+  else if (f.bf16_native())
     rows.push_back({"GEMM bf16 (precision bf16)", std::string("oneDNN matmul ") + gemm_bf16_implementation(),
                     f.amx_bf16 ? "native bfloat16 (AMX tiles)" : "native bfloat16 (AVX512_BF16 dot products)"});
   else
@@ -60,6 +69,11 @@ std::vector<KernelFamily> kernel_families() {
   if (gemm_u8s8_fast_available())
     rows.push_back({"GEMM int8 (MatMulInteger, QLinearMatMul, precision int8-dynamic)",
                     std::string("oneDNN matmul ") + gemm_u8s8_implementation(), "fast: AVX512_VNNI u8 x s8 dot products"});
+  else if (arm)
+    rows.push_back({"GEMM int8 (MatMulInteger, QLinearMatMul, precision int8-dynamic)", gemm_u8s8_implementation(),
+                    std::string("slow: exact int32 loops (the oneDNN int8 fast path is x86 AVX512_VNNI only; this CPU's "
+                                "SDOT ") + (f.asimddp ? "and " : "absent, ") + (f.i8mm ? "I8MM are" : "I8MM absent:") +
+                        " not used by this build)"});
   else
     rows.push_back({"GEMM int8 (MatMulInteger, QLinearMatMul, precision int8-dynamic)", gemm_u8s8_implementation(),
                     "slow: exact int32 loops without VNNI (oneDNN's non-VNNI int8 kernels are not used: their int16 "
@@ -73,14 +87,16 @@ std::vector<KernelFamily> kernel_families() {
                   f.avx512_dq_fma() ? "x86/vmath_avx512.cpp" : f.avx2_fma() ? "x86/vmath_avx2.cpp" : "scalar libm loops",
                   f.avx512_dq_fma() ? "16 lanes (AVX-512, results equal the AVX2 form)"
                   : f.avx2_fma()    ? "8 lanes (AVX2+FMA)"
-                                    : "1 lane (no AVX2+FMA); libm results, which may differ from the vector forms in "
-                                      "the last bit"});
+                  : arm ? "1 lane (no NEON forms yet: the x86 vector forms are compiled out on aarch64); libm results, "
+                          "which may differ from the x86 vector forms in the last bit"
+                        : "1 lane (no AVX2+FMA); libm results, which may differ from the vector forms in "
+                          "the last bit"});
   rows.push_back({"row kernels (LayerNormalization, Softmax)",
                   f.avx512_dq_fma() ? "x86/rows_avx512.cpp" : "scalar form with 16 accumulators (compiler-vectorized)",
                   f.avx512_dq_fma() ? "16 lanes (AVX-512)" : "the same row arithmetic, without AVX-512"});
   rows.push_back({"quantize rows (DynamicQuantizeLinear, int8-dynamic activations)",
                   f.avx512_bw() ? "quantize_fast.cpp AVX-512" : f.avx2 ? "quantize_fast.cpp AVX2" : "scalar loops",
-                  f.avx512_bw() ? "16 lanes (AVX512BW)" : f.avx2 ? "8 lanes (AVX2)" : "1 lane (no AVX2)"});
+                  f.avx512_bw() ? "16 lanes (AVX512BW)" : f.avx2 ? "8 lanes (AVX2)" : arm ? "1 lane (aarch64: scalar)" : "1 lane (no AVX2)"});
   rows.push_back({"fp32 -> bf16 conversion (precision bf16 activations)",
                   f.avx512_bf16_convert() ? "x86/bf16_convert.cpp vcvtneps2bf16" : "scalar rounding (same bits)",
                   f.avx512_bf16_convert() ? "16 lanes (AVX512_BF16)" : "1 lane"});

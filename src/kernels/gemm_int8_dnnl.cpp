@@ -11,11 +11,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include <immintrin.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/thread_pool.h"
 #include "kernels/cpu_features.h"
+#if GLASSBOX_KERNELS_X86
+#include <immintrin.h>
+#endif
 #include "kernels/dnnl_common.h"
 #include "kernels/gemm_int8.h"
 #include "kernels/layer_norm.h"
@@ -83,6 +85,7 @@ void set_block_layout(int64_t K, PackedGemmS8B::Block& blk) {
 // Each equals its scalar loop bit for bit: int32 arithmetic wraps like the scalar uint32 one,
 // cvtepi32_ps rounds like static_cast<float> (default MXCSR), and mul then add are two
 // roundings (fp-contract=off keeps the compiler from fusing them). Return the columns done.
+#if GLASSBOX_KERNELS_X86
 #define GB_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq"), optimize("fp-contract=off")))
 
 // _mm512_cvtepi32_ps with a defined pass-through (GCC 12 warns on the undefined one).
@@ -130,6 +133,17 @@ GB_AVX512 int64_t dynamic_row_avx512(int64_t n, const int32_t* in, const int32_t
   }
   return j;
 }
+#else
+// Not x86: the fast path is never taken (gemm_u8s8_fast_available() needs VNNI); 0 columns done.
+int64_t finish_row_avx512(int64_t, const int32_t*, const int32_t*, const int32_t*, uint32_t, uint32_t, uint32_t, int32_t*,
+                          float*, const float*, const float*, const float*) {
+  return 0;
+}
+int64_t dynamic_row_avx512(int64_t, const int32_t*, const int32_t*, int32_t, float, const float*, const float*,
+                           const float*, float*) {
+  return 0;
+}
+#endif
 
 // MatMulIntegerToFloat's fused GELU and residual on one finished row segment [n0, n0 + n) of row r;
 // the residual from column res_from on (the vector copy-out added it before when no GELU sits between).
@@ -439,7 +453,8 @@ const char* gemm_u8s8_implementation() {
   static const std::string name =
       !gemm_u8s8_fast_available()
           ? std::string(cpu_features().int8_vnni() ? "reference loops (oneDNN's ISA is held below AVX-512 VNNI)"
-                                                    : "reference loops (no AVX-512 VNNI)")
+                                    : cpu_features().arch == "aarch64" ? "reference loops (aarch64: no x86 VNNI path)"
+                                                                        : "reference loops (no AVX-512 VNNI)")
           : matmul_implementation(dense(128, 768, dt::u8), dnnl::memory::desc(dims{768, 256}, dt::s8, dnnl::memory::format_tag::any),
                                   dense(128, 256, dt::s32));
   return name.c_str();

@@ -4,7 +4,11 @@
 // scalar loops of quantize.h otherwise and for the tails. Results equal the
 // scalar forms: the same division, round half to even (cvtps under the default
 // MXCSR rounding), NaN -> the zero point, saturation to [0, 255].
+#include "kernels/cpu_features.h"
+
+#if GLASSBOX_KERNELS_X86
 #include <immintrin.h>
+#endif
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
 // reports once inlined (GCC bug 105593); nothing here reads an undefined lane.
@@ -15,11 +19,11 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "kernels/cpu_features.h"
 
 namespace glassbox::kernels {
 namespace {
 
+#if GLASSBOX_KERNELS_X86
 #define GB_AVX2 __attribute__((target("avx2")))
 
 bool avx2() {
@@ -121,6 +125,15 @@ GB_AVX512 int64_t quantize_avx512(const float* x, int64_t n, float scale, int32_
   }
   return i;
 }
+#else
+// Not x86: no vector form here; each "elements done" is 0 and the scalar loops below do all.
+constexpr bool avx2() { return false; }
+constexpr bool avx512() { return false; }
+int64_t minmax_avx2(const float*, int64_t, float*, float*) { return 0; }
+int64_t quantize_avx2(const float*, int64_t, float, int32_t, uint8_t*) { return 0; }
+int64_t minmax_avx512(const float*, int64_t, float*, float*) { return 0; }
+int64_t quantize_avx512(const float*, int64_t, float, int32_t, uint8_t*) { return 0; }
+#endif
 
 }  // namespace
 

@@ -59,10 +59,11 @@ PrecisionOnCpu precision_rule(Precision p, const kernels::CpuFeatures& cpu, cons
   r.precision = p;
   switch (p) {
     case Precision::kFp32:
-      r.how = "oneDNN matmul " + impl.fp32 + " (every x86-64 CPU)";
+      r.how = "oneDNN matmul " + impl.fp32 + (cpu.arch == "aarch64" ? " (every aarch64 CPU)" : " (every x86-64 CPU)");
       return r;
     case Precision::kInt8Dynamic:
-      if (!cpu.int8_vnni()) r.how = "exact int32 reference loops (no AVX512_VNNI: slow)";
+      if (cpu.arch == "aarch64") r.how = "exact int32 reference loops (aarch64: the fast int8 path is x86 VNNI only: slow)";
+      else if (!cpu.int8_vnni()) r.how = "exact int32 reference loops (no AVX512_VNNI: slow)";
       else if (impl.u8s8.rfind("reference", 0) == 0) r.how = "exact int32 reference loops (oneDNN held below AVX512_VNNI: slow)";
       else r.how = "oneDNN matmul " + impl.u8s8 + " (AVX512_VNNI: fast)";
       return r;
@@ -72,6 +73,16 @@ PrecisionOnCpu precision_rule(Precision p, const kernels::CpuFeatures& cpu, cons
         return r;
       }
       r.runs = false;
+      if (cpu.arch == "aarch64") {
+        // Declared rule on ARM: refused by name. glassbox's bf16 products are oneDNN's x86
+        // AVX512_BF16 / AMX kernels; Debian's oneDNN for aarch64 (no Arm Compute Library) has no
+        // native bf16 matmul, and an emulated one would be slower than fp32 while rounding differently.
+        r.how = "precision bf16 needs a native bfloat16 matmul; on aarch64 this build has none (oneDNN's bf16 "
+                "kernels are x86 AVX512_BF16 / AMX); this CPU (" + cpu.vendor + ") has " +
+                joined(kernels::cpu_feature_names(cpu));
+        r.fix = "use --precision fp32 (the model's own arithmetic) or int8-dynamic (exact int32 loops on aarch64, slow)";
+        return r;
+      }
       r.how = cpu.bf16_native()
                   ? "precision bf16 needs a native bfloat16 matmul, and oneDNN offers none on this CPU (" + impl.bf16 + ")"
                   : "precision bf16 needs native bfloat16 products: AVX512_BF16 (with AVX512BW/DQ/VL) or AMX_BF16; this "

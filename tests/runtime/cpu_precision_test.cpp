@@ -93,6 +93,31 @@ TEST(PrecisionRule, Fp32AndInt8RunEverywhereAndSayWhichKernel) {
             std::string::npos);
 }
 
+kernels::CpuFeatures graviton3() {  // Neoverse V1: NEON, SVE, BF16, I8MM (what getauxval reports there)
+  kernels::CpuFeatures f;
+  f.arch = "aarch64";
+  f.vendor = "aarch64 ARM (MIDR implementer 0x41, part 0xd40)";
+  f.asimd = f.fphp = f.asimddp = f.sve = f.arm_bf16 = f.i8mm = true;
+  return f;
+}
+
+// The declared rule on ARM (docs/runtime.md "Precision and the CPU"): bf16 is refused by name
+// even where the CPU has FEAT_BF16 (this build has no native aarch64 bf16 matmul); fp32 and
+// int8-dynamic run, int8 on the exact int32 loops; no x86 dispatch level is true.
+TEST(PrecisionRule, OnAarch64Bf16IsRefusedByNameAndFp32Int8Run) {
+  const kernels::CpuFeatures arm = graviton3();
+  EXPECT_FALSE(arm.avx2_fma() || arm.avx512_dq_fma() || arm.int8_vnni() || arm.bf16_native());
+  const PrecisionOnCpu bf16 = runtime::precision_rule(Precision::kBf16, arm, kImpl);
+  EXPECT_FALSE(bf16.runs);
+  EXPECT_NE(bf16.how.find("aarch64"), std::string::npos) << bf16.how;
+  EXPECT_NE(bf16.how.find("asimd fp16 asimddp sve bf16 i8mm"), std::string::npos) << bf16.how;
+  EXPECT_NE(bf16.fix.find("--precision fp32"), std::string::npos) << bf16.fix;
+  EXPECT_TRUE(runtime::precision_rule(Precision::kFp32, arm, kImpl).runs);
+  const PrecisionOnCpu int8 = runtime::precision_rule(Precision::kInt8Dynamic, arm, kImpl);
+  EXPECT_TRUE(int8.runs);
+  EXPECT_NE(int8.how.find("exact int32 reference loops"), std::string::npos) << int8.how;
+}
+
 TEST(CpuReport, ListsFeaturesKernelsAndAVerdictPerPrecision) {
   const CpuReport& r = cpu_report();
   EXPECT_FALSE(r.vendor.empty());

@@ -1,13 +1,17 @@
 // float32 -> bfloat16 for the bf16 GEMM path: AVX512-BF16's vcvtneps2bf16 (round to
 // nearest even, NaN quieted, denormal inputs read as signed zero) when the CPU has it,
 // else the scalar rule of half.h with the same denormal flush, which gives the same bits.
-// Compiled with target attributes (no global -mavx512*).
+// Compiled with target attributes (no global -mavx512*); on non-x86 targets only the scalar
+// rule (kernels/CMakeLists.txt compiles this file everywhere).
+#include "kernels/cpu_features.h"
+
+#if GLASSBOX_KERNELS_X86
 #include <immintrin.h>
+#endif
 
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
 #include "kernels/half.h"
 
@@ -20,6 +24,7 @@ bool avx512_bf16_available() {
   return cpu_features().avx512_bf16_convert();
 }
 
+#if GLASSBOX_KERNELS_X86
 __attribute__((target("avx512f,avx512bf16"))) void convert_avx512_bf16(const float* in, uint16_t* out, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -28,6 +33,11 @@ __attribute__((target("avx512f,avx512bf16"))) void convert_avx512_bf16(const flo
   }
   for (; i < n; ++i) out[i] = to_bf16(in[i]);
 }
+#else
+void convert_avx512_bf16(const float* in, uint16_t* out, int64_t n) {  // never called: no AVX512_BF16 here
+  for (int64_t i = 0; i < n; ++i) out[i] = to_bf16(in[i]);
+}
+#endif
 
 // half.h's rounding, with denormals flushed as the instruction does.
 uint16_t to_bf16(float f) {
