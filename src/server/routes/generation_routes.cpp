@@ -435,10 +435,55 @@ ojson tgi_details(const GenerationResult& r, const GenerationOutcome& o, const D
   return j;
 }
 
+// TGI's error shape {"error", "error_type"} is rendered from the refusal by the route table (protocol tei).
+HttpResponse tgi_err(int status, const std::string& msg, const std::string& type) { return openai_error(status, msg, {}, type); }
+
+// The worker's callbacks of a TGI request: SSE token events (the finishing token's text goes in
+// the final event, with generated_text and details), or one JSON body.
+void bind_tgi_callbacks(GenerationJob& job, std::shared_ptr<ResponseStream> stream, const DecoderInfo& decoder, bool details,
+                        std::shared_ptr<std::atomic<bool>> cancelled, const Responder& respond) {
+  if (!stream) {
+    job.client_gone = [cancelled] { return cancelled->load(); };
+    job.on_done = [respond, decoder, details](GenerationOutcome o) {
+      if (!o.result) return respond(tgi_err(o.cut.status, o.cut.message, o.cut.code));
+      if (o.result->finish_reason == FinishReason::kError) return respond(tgi_err(500, "generation stopped: " + o.result->error, "nonfinite_logits"));
+      ojson out{{"generated_text", o.result->text}};
+      ojson d = tgi_details(*o.result, o, decoder);
+      if (details) out["details"] = d;
+      else out["glassbox"] = d["glassbox"];
+      HttpResponse r = json_response(200, out);
+      r.headers.emplace_back("X-Glassbox-Policy", policy_header(o.result->policy));
+      respond(std::move(r));
+    };
+    return;
+  }
+  auto index = std::make_shared<int64_t>(0);
+  auto last_text = std::make_shared<std::string>();
+  job.client_gone = [stream, cancelled] { return stream->client_gone() || cancelled->load(); };
+  job.on_token = [stream, index, last_text](const StepEvent& ev) {
+    ojson t{{"index", ++*index}, {"token", {{"id", *ev.token}, {"text", ev.text}, {"logprob", nullptr}, {"special", false}}},
+            {"generated_text", nullptr}, {"details", nullptr}};
+    if (ev.finished == FinishReason::kNone) stream->write(sse(t));
+    else *last_text = ev.text;
+  };
+  job.on_done = [stream, decoder, index, last_text](GenerationOutcome o) {
+    if (stream->client_gone()) return stream->abort();
+    if (!o.result || o.result->finish_reason == FinishReason::kError) {
+      stream->write(sse(ojson{{"error", o.result ? "generation stopped: " + o.result->error : o.cut.message},
+                              {"error_type", o.result ? "nonfinite_logits" : o.cut.code}}));
+      return stream->end();
+    }
+    const GenerationResult& r = *o.result;
+    const uint32_t last = r.token_ids.empty() ? 0 : r.token_ids.back();
+    ojson t{{"index", *index}, {"token", {{"id", last}, {"text", *last_text}, {"logprob", nullptr}, {"special", r.stop_token.has_value()}}},
+            {"generated_text", r.text}, {"details", tgi_details(r, o, decoder)}};
+    stream->write(sse(t));
+    stream->end();
+  };
+}
+
 void tgi_generate_route(ServerContext& ctx, HttpRequest&& req, bool stream_route, Responder respond) {
   req.meta->route = stream_route ? "/generate_stream" : "/generate";
-  // TGI's error shape {"error", "error_type"} is rendered from the refusal by the route table (protocol tei).
-  auto tgi_err = [](int status, const std::string& msg, const char* type) { return openai_error(status, msg, {}, type); };
   if (req.method != "POST") return respond(tgi_err(405, "method " + req.method + " is not allowed on " + req.meta->route, "validation"));
   if (ctx.draining.load()) return respond(tgi_err(503, "server is shutting down: no new work is admitted", "draining"));
   auto body = parse_json_body(req.body, ctx.options.max_json_depth);
@@ -473,45 +518,7 @@ void tgi_generate_route(ServerContext& ctx, HttpRequest&& req, bool stream_route
   DecoderInfo decoder = m->generator->session().decoder();
   decoder.model_path.clear();
   auto stream = stream_route ? std::make_shared<ResponseStream>() : nullptr;
-  const bool details = params.details;
-  if (stream) {
-    auto index = std::make_shared<int64_t>(0);
-    auto last_text = std::make_shared<std::string>();  // the finishing token's text goes in the final event
-    job.client_gone = [stream, cancelled] { return stream->client_gone() || cancelled->load(); };
-    job.on_token = [stream, index, last_text](const StepEvent& ev) {
-      ojson t{{"index", ++*index}, {"token", {{"id", *ev.token}, {"text", ev.text}, {"logprob", nullptr}, {"special", false}}},
-              {"generated_text", nullptr}, {"details", nullptr}};
-      if (ev.finished == FinishReason::kNone) stream->write(sse(t));
-      else *last_text = ev.text;
-    };
-    job.on_done = [stream, decoder, index, last_text](GenerationOutcome o) {
-      if (stream->client_gone()) return stream->abort();
-      if (!o.result || o.result->finish_reason == FinishReason::kError) {
-        stream->write(sse(ojson{{"error", o.result ? "generation stopped: " + o.result->error : o.cut.message},
-                                {"error_type", o.result ? "nonfinite_logits" : o.cut.code}}));
-        return stream->end();
-      }
-      const GenerationResult& r = *o.result;
-      const uint32_t last = r.token_ids.empty() ? 0 : r.token_ids.back();
-      ojson t{{"index", *index}, {"token", {{"id", last}, {"text", *last_text}, {"logprob", nullptr}, {"special", r.stop_token.has_value()}}},
-              {"generated_text", r.text}, {"details", tgi_details(r, o, decoder)}};
-      stream->write(sse(t));
-      stream->end();
-    };
-  } else {
-    job.client_gone = [cancelled] { return cancelled->load(); };
-    job.on_done = [respond, decoder, details, tgi_err](GenerationOutcome o) {
-      if (!o.result) return respond(tgi_err(o.cut.status, o.cut.message, o.cut.code.c_str()));
-      if (o.result->finish_reason == FinishReason::kError) return respond(tgi_err(500, "generation stopped: " + o.result->error, "nonfinite_logits"));
-      ojson out{{"generated_text", o.result->text}};
-      ojson d = tgi_details(*o.result, o, decoder);
-      if (details) out["details"] = d;
-      else out["glassbox"] = d["glassbox"];
-      HttpResponse r = json_response(200, out);
-      r.headers.emplace_back("X-Glassbox-Policy", policy_header(o.result->policy));
-      respond(std::move(r));
-    };
-  }
+  bind_tgi_callbacks(job, stream, decoder, params.details, cancelled, respond);
   GenerationPolicy policy;
   auto generator = m->generator;
   m.reset();
