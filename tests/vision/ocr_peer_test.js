@@ -70,6 +70,16 @@ async function main() {
     const gbOut = execFileSync(GLASSBOX, ['ocr', modelDir, ...images], { encoding: 'utf8', maxBuffer: 1 << 26 });
     const gb = Object.fromEntries(gbOut.trim().split('\n').map((l) => JSON.parse(l)).map((j) => [j.image, j]));
     const peer = await runPeer(images);
+    // A misspelt setting is refused by name, not ignored.
+    const typoDir = path.join(tmp, 'typo');
+    execFileSync('/usr/bin/python3', [path.join(ROOT, 'scripts', 'make_ocr_model_dir.py'), typoDir, '--link']);
+    const gj = JSON.parse(fs.readFileSync(path.join(typoDir, 'glassbox.json')));
+    gj.ocr.det_db_tresh = 0.2;
+    fs.writeFileSync(path.join(typoDir, 'glassbox.json'), JSON.stringify(gj));
+    let refusal = '';
+    try { execFileSync(GLASSBOX, ['ocr', typoDir, images[0]], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }); }
+    catch (e) { refusal = String(e.stderr); }
+    check(/ocr\.det_db_tresh is not an OCR setting/.test(refusal), `misspelt glassbox.json key refused (${refusal.trim().slice(0, 120)})`);
     // explain lists every stage's parameter with its source.
     const ex = execFileSync(GLASSBOX, ['explain', modelDir], { encoding: 'utf8', maxBuffer: 1 << 26 });
     for (const f of ['ocr.det', 'ocr.rec', 'ocr.cls', 'ocr.dict', 'ocr.det_limit_side_len', 'ocr.det_db_thresh',
