@@ -8,8 +8,8 @@
 //     nothing on PaddleOCR's tight boxes (unclip_ratio 1.5), which the raw strings printed show;
 //   - the peer's boxes are in its detector-input frame (the image stretched to multiples of 32: a quirk of
 //     ocr-node's splitIntoLineImages), so they are scaled back to the image before comparing;
-//   - where the peer reads the ground truth too, each glassbox line's box lies within BOX_TOLERANCE pixels of
-//     the peer's box for that line (corner by corner). The pipelines differ by design (docs/vision.md, "OCR"):
+//   - where the peer reads the ground truth too, each glassbox line's box lies within boxTolerance() pixels of
+//     the peer's box for that line (corner by corner; tolerance below). The pipelines differ by design (docs/vision.md, "OCR"):
 //     the peer binarizes at 0.03 (PaddleOCR: 0.3), skips mean/std normalization and the angle classifier,
 //     and merges boxes on one midline; so boxes are compared with a tolerance, texts exactly.
 //   - the empty page gives no lines in both.
@@ -21,7 +21,11 @@ const path = require('path');
 const { execFileSync } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const BOX_TOLERANCE = 6;  // pixels: the peer's 0.03 threshold grows its regions by a few map pixels
+// Box tolerance: max(6 px, a quarter of the line's height). The peer binarizes at 0.03 a map computed from an
+// un-normalized input, so its regions differ from glassbox's by a few pixels and, at large sizes, by part
+// of a descender (measured with --all: <= 4 px up to 28 pt, 9 px on the 36-pt "Thank you", whose 'y' the
+// peer's box cuts at 140 where glassbox's ends at 148).
+const boxTolerance = (box) => Math.max(6, 0.25 * Math.hypot(box[3][0] - box[0][0], box[3][1] - box[0][1]));
 const GLASSBOX = process.argv[2];
 // ctest runs four images (ASan budget); --all runs every image make_ocr_images.py renders.
 const ALL = process.argv.includes('--all');
@@ -115,8 +119,9 @@ async function main() {
         let worst = 0;
         for (let c = 0; c < 4; ++c)
           worst = Math.max(worst, Math.abs(l.box[c][0] - m.box[c][0]), Math.abs(l.box[c][1] - m.box[c][1]));
-        check(worst <= BOX_TOLERANCE, `${name}: box of ${JSON.stringify(l.text)} ${JSON.stringify(l.box)} within ` +
-                                      `${BOX_TOLERANCE} px of the peer's ${JSON.stringify(m.box)} (${worst} px)`);
+        const tol = boxTolerance(l.box);
+        check(worst <= tol, `${name}: box of ${JSON.stringify(l.text)} ${JSON.stringify(l.box)} within ` +
+                            `${tol.toFixed(1)} px of the peer's ${JSON.stringify(m.box)} (${worst} px)`);
       }
     }
   } finally {
