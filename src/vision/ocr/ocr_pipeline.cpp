@@ -243,6 +243,14 @@ Status declare_parameters(const json& o, const std::string& model_dir, OcrPipeli
        std::string(kPaddle) + " (use_space_char)", ""},
   };
   m->steps.insert(m->steps.end(), fixed.begin(), fixed.end());
+  // A key nothing reads (a typo such as "det_db_tresh") is refused by name, never ignored.
+  for (const auto& [key, value] : o.items()) {
+    bool known = key == "det" || key == "rec" || key == "cls" || key == "dict";
+    for (const auto& prm : m->params) known = known || key == prm.name;
+    if (!known)
+      return make_error(ErrorCode::kInvalidModel, "glassbox.json ocr." + key + " is not an OCR setting", model_dir,
+                        "known: det, rec, cls, dict and the parameters `glassbox explain MODEL_DIR` lists");
+  }
   return Status{};
 }
 
