@@ -17,7 +17,7 @@
 # the machine's memory, tests/portability/portability_test.py), then under qemu-aarch64: the
 # tokenizer golden tests, an op conformance subset of the ONNX backend node tests (all of them with
 # --full-conformance), and tests/portability/arm64_test.py (explain, classify, run fp32/int8 vs x86,
-# bf16 refusal, serve + one request).
+# bf16 refusal, serve + one request; qemu CPU models max and cortex-a72), concurrently.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -88,16 +88,23 @@ if [ ! -x "$GLASSBOX_X86" ]; then
   phase_end
 fi
 
-status=0
-run_phase() {  # name command...: runs, records ok / FAILED, keeps going
-  phase_start "$1"; shift
-  if "$@"; then phase_end ok; else phase_end FAILED; status=1; fi
+# The test phases under qemu-aarch64 run concurrently (each is one emulated process at a
+# time, mostly single-threaded); each one's log is printed after all end, its time and verdict in
+# the summary.
+LOGS="$(mktemp -d /tmp/glassbox-arm64-XXXXXX)"
+declare -a BG=()
+run_bg() {  # name command...: runs in the background, timed, output to $LOGS/<n>.log
+  local n=${#BG[@]}
+  BG+=("$1"); shift
+  ( t0=$(date +%s); if "$@" >"$LOGS/$n.log" 2>&1; then r=ok; else r=FAILED; fi
+    echo "$(( $(date +%s) - t0 )) s $r" >"$LOGS/$n.result" ) &
 }
 
 # ---- under qemu-aarch64 ----
 [ -e tests/data/generated/bert_tiny_cls_op14.onnx ] || /usr/bin/python3 scripts/make_test_models.py --only bert_tiny_cls_op14 >/dev/null
 bash scripts/tokenizer/ensure_goldens.sh >/dev/null
-run_phase "tokenizer goldens (qemu)" qemu-aarch64 "$ARM_BUILD/tests/tokenizer/glassbox_tokenizer_tests" --gtest_brief=1
+T_TESTS=$(date +%s)
+run_bg "tokenizer goldens (qemu)" qemu-aarch64 "$ARM_BUILD/tests/tokenizer/glassbox_tokenizer_tests" --gtest_brief=1
 
 # The op classes whose kernels dispatch on the CPU (GEMM, conv, elementwise math, row kernels,
 # quantization) plus the common shape ops: the conformance subset.
@@ -109,8 +116,22 @@ else
     '.*/test_(matmul|gemm|conv|convtranspose|einsum|softmax|logsoftmax|layer_normalization|gelu|erf|exp|tanh|sigmoid|relu|add|mul|div|sub|pow|sqrt|reduce_mean|reduce_sum|gather|reshape|transpose|concat|slice|cast|quantizelinear|dequantizelinear|dynamicquantizelinear|matmulinteger|qlinearmatmul|qlinearconv|maxpool|averagepool|batchnorm|instancenorm|lrn|resize|where|expand)(_.*)?$' | sort)
 fi
 echo "arm64: conformance on ${#CASES[@]} case dirs" >&2
-run_phase "op conformance subset (qemu, ${#CASES[@]} dirs)" qemu-aarch64 "$ARM_CLI" conformance "${CASES[@]}" --strict \
+run_bg "op conformance subset (qemu, ${#CASES[@]} dirs)" qemu-aarch64 "$ARM_CLI" conformance "${CASES[@]}" --strict \
   --exclude tests/conformance/excluded.txt
 
-run_phase "explain/classify/run/serve vs x86 (qemu)" /usr/bin/python3 tests/portability/arm64_test.py "$GLASSBOX_X86" "$ARM_CLI"
+for cpu in max cortex-a72; do  # Neoverse-V1-class (SVE, BF16, I8MM) and Raspberry Pi 4-class (NEON only)
+  run_bg "explain/classify/run/serve vs x86 (qemu -cpu $cpu; tests/portability/arm64_test.py)" \
+    env ASAN_OPTIONS=detect_leaks=0 ARM64_CPUS=$cpu /usr/bin/python3 tests/portability/arm64_test.py "$GLASSBOX_X86" "$ARM_CLI"
+done
+wait
+status=0
+for i in "${!BG[@]}"; do
+  echo "=== arm64: ${BG[$i]} (last lines of its log)" >&2
+  tail -n 40 "$LOGS/$i.log" >&2
+  result="$(cat "$LOGS/$i.result" 2>/dev/null || echo "? s FAILED")"
+  PHASES+=("${BG[$i]} $result")
+  case "$result" in *FAILED) status=1 ;; esac
+done
+PHASES+=("tests under qemu, wall time of all $(( $(date +%s) - T_TESTS )) s")
+rm -rf "$LOGS"
 exit $status

@@ -33,7 +33,7 @@ std::string isa_name(dnnl::cpu_isa isa) {
 std::string fp32_lanes(const CpuFeatures& f) {
   if (f.arch == "aarch64")
     return std::string(f.asimd ? "NEON 4 fp32 lanes" : "no Advanced SIMD") + (f.sve ? " and SVE" : "") +
-           " (oneDNN's aarch64 JIT covers SVE only; elsewhere its reference loops)";
+           " (oneDNN's own aarch64 kernel, named above)";
   if (f.avx512_dq_fma()) return "16 fp32 lanes (AVX-512)";
   if (f.avx2_fma()) return "8 fp32 lanes (AVX2+FMA)";
   if (f.avx) return "8 fp32 lanes (AVX, no FMA)";
@@ -45,8 +45,15 @@ std::string fp32_lanes(const CpuFeatures& f) {
 
 std::string onednn_description() {
   const dnnl_version_t* v = dnnl_version();
-  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + ", ISA " +
-         isa_name(dnnl::get_effective_cpu_isa());
+  const std::string version =
+      "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+  // dnnl::cpu_isa names x86 levels only; on aarch64 its value is oneDNN's own ISA mask.
+  if (cpu_features().arch == "aarch64") {
+    char b[48];
+    std::snprintf(b, sizeof b, ", aarch64 ISA mask 0x%x", static_cast<unsigned>(dnnl::get_effective_cpu_isa()));
+    return version + b;
+  }
+  return version + ", ISA " + isa_name(dnnl::get_effective_cpu_isa());
 }
 
 std::vector<KernelFamily> kernel_families() {
