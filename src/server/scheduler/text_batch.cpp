@@ -133,9 +133,9 @@ size_t distribute_results(TextBatch& b, const TextJob& first, const Result<TextR
   std::map<Scheduler::Pending*, size_t> items_in_batch;
   for (size_t i = 0; i < b.slots.size(); ++i) {
     Scheduler::Pending& owner = *b.slots[i].owner;
-    ++items_in_batch[&owner];
+    const bool first_text_of_owner = ++items_in_batch[&owner] == 1;
     if (owner.item.meta) {
-      owner.item.meta->compute_s += seconds;
+      if (first_text_of_owner) owner.item.meta->compute_s += seconds;  // once per run it took part in, not per text
       owner.item.meta->batch_size = std::max<int64_t>(owner.item.meta->batch_size, static_cast<int64_t>(b.texts.size()));
     }
     const Result<TextResults>& mine = per_text.empty() ? r : per_text[i];
