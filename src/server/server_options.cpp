@@ -42,8 +42,9 @@ std::string text(T v) {
   Field { #field, [](const ServerOptions& o) { return text(o.field); }, [](ServerOptions& o, const json& j) { j.get_to(o.field); }, \
         [](const ServerOptions& o) { return json(o.field); }, reason, risk }
 
-const std::vector<Field>& fields() {
-  static const std::vector<Field> f = {
+// Where models come from, the listener and the HTTP limits.
+std::vector<Field> http_fields() {
+  return {
       GB_SERVER_FIELD(model_dirs, "none: with no repository either, the embedded default model (langid) is served",
                       "each directory is loaded and warmed before the server reports ready"),
       GB_SERVER_FIELD(model_repository, "none: models come from the command line",
@@ -77,6 +78,12 @@ const std::vector<Field>& fields() {
                       "higher lets one declared shape claim more memory; binary tensors are also bounded by max_body_bytes"),
       GB_SERVER_FIELD(max_texts_per_request, "256 texts per request (TEI's default is 32)",
                       "higher lets one request occupy the compute queue longer"),
+  };
+}
+
+// Repository polling, scheduling and batching, generation's KV budget, deadlines, logs.
+std::vector<Field> scheduling_fields() {
+  return {
       GB_SERVER_FIELD(repository_poll_s, "0: models change only through explicit load calls",
                       "polling reloads a version as soon as its files change: write new versions to a new folder"),
       GB_SERVER_FIELD(max_queue, "64 requests per model: with 16 MiB bodies at most 1 GiB queued; usually far less",
@@ -102,6 +109,12 @@ const std::vector<Field>& fields() {
                       "text: a person starting `glassbox serve` reads its lines in a terminal; \"json\" writes one object "
                       "per line (time, type, request_id, trace_id, ...) for log shippers",
                       "text lines are not meant to be parsed: pick json when a collector reads the logs"),
+  };
+}
+
+// Warm-up: the policy on failure and the derivation rule's shapes.
+std::vector<Field> warmup_fields() {
+  return {
       GB_SERVER_FIELD(warmup_failure,
                       "ready: a warm-up under derived (guessed) shapes that fails says more about the guess than about the "
                       "model, which loaded, passed the checker and shape inference; the model serves and its index reason "
@@ -123,6 +136,15 @@ const std::vector<Field>& fields() {
                       "a declaration here wins over the model's glassbox.json; its shapes must fit the model or the model "
                       "stays UNAVAILABLE"),
   };
+}
+
+// Every field of ServerOptions, in declaration order.
+const std::vector<Field>& fields() {
+  static const std::vector<Field> f = [] {
+    std::vector<Field> all;
+    for (auto group : {http_fields(), scheduling_fields(), warmup_fields()}) all.insert(all.end(), group.begin(), group.end());
+    return all;
+  }();
   return f;
 }
 
