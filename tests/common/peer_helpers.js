@@ -14,6 +14,11 @@ function checker() {
     },
     get failures() { return failures; },
     exitCode() { return failures ? 1 : 0; },
+    // Prints the summary line and exits with exitCode().
+    finish() {
+      console.log(failures ? `${failures} checks failed` : 'all checks passed');
+      process.exit(failures ? 1 : 0);
+    },
   };
 }
 

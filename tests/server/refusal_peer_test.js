@@ -82,11 +82,10 @@ async function main() {
     await expectRefusal('unloaded model', client.embeddings.create({ model, input: 'a' }),
       openai.InternalServerError, 503, 'server_error', 'model_unavailable', 'model');
   } finally {
-    if (server) server.proc.kill('SIGKILL');
+    if (server) await peer.stopServer(server);
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  console.log(`${checker.failures === 0 ? 'all' : checker.failures} ${checker.failures === 0 ? 'checks passed' : 'checks failed'}`);
-  process.exit(checker.failures === 0 ? 0 : 1);
+  checker.finish();
 }
 
 main().catch((e) => { console.error(e.stack || e); process.exit(1); });

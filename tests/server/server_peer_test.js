@@ -147,11 +147,10 @@ async function main() {
     await oipTensorCase(server.base, bertModel);
     await oipTextCase(server.base, langid);
   } finally {
-    if (server) server.proc.kill('SIGKILL');
+    if (server) await peer.stopServer(server);
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  console.log(`${checker.failures === 0 ? 'all' : checker.failures} ${checker.failures === 0 ? 'checks passed' : 'checks failed'}`);
-  process.exit(checker.failures === 0 ? 0 : 1);
+  checker.finish();
 }
 
 main().catch((e) => { console.error(e.stack || e); process.exit(1); });

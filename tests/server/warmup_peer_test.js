@@ -178,11 +178,10 @@ async function main() {
     check(ex.model.warmup && ex.model.warmup.source === 'derived' && /warmup_image_size 224/.test(ex.model.warmup.rule),
           'explain route: ocr_cls warm-up with its rule');
   } finally {
-    if (server) server.proc.kill('SIGKILL');
+    if (server) await peer.stopServer(server);
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  console.log(`${checker.failures === 0 ? 'all' : checker.failures} ${checker.failures === 0 ? 'checks passed' : 'checks failed'}`);
-  process.exit(checker.failures === 0 ? 0 : 1);
+  checker.finish();
 }
 
 main().catch((e) => { console.error(e.stack || e); process.exit(1); });
