@@ -145,6 +145,9 @@ struct BatchStats {
   int64_t computed_tokens = 0;  // positions the engine computed: real + padding
   bool unpadded = false;        // ran with Session::run_unpadded
   std::vector<std::string> nonfinite_outputs;  // outputs that held NaN/Inf (the run is then an error)
+  // In: called after every node of the run (Session::run_observed), e.g. the server's sampled numerics check.
+  // run_unpadded takes no observer, so an observed batch runs padded (same results on the real tokens).
+  const NodeObserver* observer = nullptr;
 };
 
 class Pipeline {

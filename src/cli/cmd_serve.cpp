@@ -57,6 +57,10 @@ void add_serve_command(CLI::App& app) {
   add_server_flag(cmd, *a, "--kv-cache-bytes", "kv_cache_bytes", s.kv_cache_bytes,
                   "KV cache bytes per generation model (requests reserve prompt + max_new_tokens at admission)");
   add_server_flag(cmd, *a, "--default-timeout-ms", "default_timeout_ms", s.default_timeout_ms, "deadline of requests that send none (0 = none)");
+  add_server_flag(cmd, *a, "--numerics-check", "numerics_check", s.numerics_check,
+                  "off | sampled | all: engine runs that carry the first-non-finite-node observer");
+  add_server_flag(cmd, *a, "--numerics-sample-every", "numerics_sample_every", s.numerics_sample_every,
+                  "with --numerics-check sampled: one observed run in N per model");
   add_server_flag(cmd, *a, "--saturation-threshold", "saturation_threshold", s.saturation_threshold, "top-1 probability counted as saturated");
   add_server_flag(cmd, *a, "--warmup-failure", "warmup_failure", s.warmup_failure,
                   "ready | unavailable: a model whose warm-up under derived shapes fails still serves, or not "

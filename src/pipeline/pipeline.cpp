@@ -204,7 +204,11 @@ Result<std::vector<NamedTensor>> run_batch_as(const Pipeline::Impl& p, const std
     }
   }
   std::vector<NamedTensor> outs;
-  if (unpadded && ragged) {
+  if (stats && stats->observer) {  // run_unpadded takes no observer: the padded run (same real-token results)
+    stats->unpadded = false;
+    stats->computed_tokens = b * s;
+    GB_ASSIGN_OR_RETURN(outs, p.session.run_observed(inputs, *stats->observer));
+  } else if (unpadded && ragged) {
     UnpadOptions u;
     u.mask_input = "attention_mask";
     u.length_multiple = kUnpadLengthMultiple;

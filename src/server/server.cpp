@@ -63,6 +63,7 @@ Result<int> serve(const ServeConfig& config) {
   ServerOptions opts = config.server;
   GB_ASSIGN_OR_RETURN(LogFormat log_format, parse_log_format(opts.log_format));
   set_log_format(log_format);
+  GB_RETURN_IF_ERROR(check_numerics_options(opts));
   if (opts.model_dirs.empty() && opts.model_repository.empty()) opts.model_dirs.push_back(default_model_dir());
   SessionOptions session = config.session;
   session.threads = opts.threads;

@@ -7,6 +7,7 @@
                             warm-up fails, so the model never turns ready
   reshape/model.onnx        the same graph, no declaration: the derived warm-up (N = 1) fails, while even N compute
   nonfinite/model.onnx      Y = Log(X): negative inputs give NaN, zero gives -Inf
+  hidden_nan/model.onnx     Y = Where(isfinite(Log(X)), Log(X), 0): node "log" makes NaN/-Inf that the output hides
   nonfinite_half/model.onnx Y16 = Cast<float16>(X), YBF16 = Cast<bfloat16>(X): overflow gives +Inf
   text models: langid copies with glassbox.json edited (strict = no truncation policy, embed = vectors)
 
@@ -83,6 +84,21 @@ def nonfinite_model():
     return helper.make_model(g, opset_imports=OPSET)
 
 
+def hidden_nan_model():
+    """A NaN the outputs never show: Log writes NaN for x < 0 (and -Inf for 0), a Where replaces it by 0.
+    Only an observer of the nodes (serve --numerics-check) can count it."""
+    g = helper.make_graph(
+        [helper.make_node("Log", ["x"], ["l"], name="log"),
+         helper.make_node("IsNaN", ["l"], ["is_nan"], name="is_nan"),
+         helper.make_node("IsInf", ["l"], ["is_inf"], name="is_inf"),
+         helper.make_node("Or", ["is_nan", "is_inf"], ["bad"], name="bad"),
+         helper.make_node("Where", ["bad", "zero", "l"], ["y"], name="hide")], "hidden_nan",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])])
+    return helper.make_model(g, opset_imports=OPSET)
+
+
 def nonfinite_half_model():
     """float16 and bfloat16 outputs that overflow to +Inf (float16 above 65504, bfloat16 above ~3.39e38):
     the non-finite scan behind glassbox_nonfinite_outputs_total must see them too."""
@@ -118,6 +134,7 @@ def main():
     save(warmup_fails_model(), os.path.join(out, "reshape", "model.onnx"))
     save(nonfinite_model(), os.path.join(out, "nonfinite", "model.onnx"))
     save(nonfinite_half_model(), os.path.join(out, "nonfinite_half", "model.onnx"))
+    save(hidden_nan_model(), os.path.join(out, "hidden_nan", "model.onnx"))
     langid = os.path.join(root, "models", "langid")
 
     def strict(g):

@@ -25,6 +25,8 @@ void declare_server_metrics(Metrics& m) {
   m.declare("glassbox_truncated_tokens_total", T::kCounter, "Tokens dropped by truncation.");
   m.declare("glassbox_padding_tokens_total", T::kCounter, "Positions computed on padding (0 on the unpadded path).");
   m.declare("glassbox_nonfinite_outputs_total", T::kCounter, "Engine runs whose output held NaN or Inf, by output.");
+  m.declare("glassbox_nonfinite_internal_total", T::kCounter,
+            "Observed engine runs (--numerics-check) in which a node wrote NaN or Inf, by the first such node and its kind.");
   m.declare("glassbox_predictions_total", T::kCounter, "Classifications by top-1 label.");
   m.declare("glassbox_prediction_confidence", T::kHistogram, "Top-1 softmax probability of classifications.",
             {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999});

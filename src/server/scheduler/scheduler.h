@@ -28,6 +28,7 @@
 #include "server/http/http_types.h"
 #include "server/metrics/metrics.h"
 #include "server/repository/loaded_model.h"
+#include "server/scheduler/numerics_sampling.h"
 #include "server/server_options.h"
 
 namespace glassbox::server {
@@ -96,6 +97,7 @@ class Scheduler {
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Pending>> queue_;
   std::map<std::string, double> seconds_per_item_;  // EWMA per model, for Retry-After
+  NumericsSampler numerics_{options_};               // --numerics-check: which runs carry the observer
   bool stopping_ = false;
   bool drop_queued_ = false;
   std::thread thread_;

@@ -119,9 +119,17 @@ void Scheduler::run_tensor(std::unique_lock<std::mutex>& lock, const std::shared
     if (p->item.meta) p->item.meta->queue_s = waited;
     live.push_back(p);
   }
+  // One engine run, with the first-non-finite-node observer when --numerics-check picks it.
+  auto engine_run = [&](const std::vector<NamedTensor>& feeds, const RequestMeta* meta) {
+    if (!numerics_.observe_next(m.name)) return m.session->run(feeds);
+    InternalNonFinite found;
+    auto r = m.session->run_observed(feeds, record_first_nonfinite(&found));
+    report_internal_nonfinite(metrics_, m, found, meta);
+    return r;
+  };
   auto run_alone = [&](Pending& p) {
     const auto t0 = Clock::now();
-    auto r = m.session->run(feeds_of(p));
+    auto r = engine_run(feeds_of(p), p.item.meta.get());
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     metrics_->observe("glassbox_compute_duration_seconds", model_labels(m), s);
     metrics_->observe("glassbox_batch_size", model_labels(m), 1);
@@ -140,7 +148,7 @@ void Scheduler::run_tensor(std::unique_lock<std::mutex>& lock, const std::shared
     for (const auto& p : live) sum += rows.emplace_back(feeds_of(*p).front().tensor.shape()[0]);
     auto feeds = concat_feeds(live, sum);
     const auto t0 = Clock::now();
-    auto r = feeds.ok() ? m.session->run(*feeds) : Result<std::vector<NamedTensor>>(feeds.error());
+    auto r = feeds.ok() ? engine_run(*feeds, live.front()->item.meta.get()) : Result<std::vector<NamedTensor>>(feeds.error());
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     auto split = r.ok() ? split_outputs(*r, rows, sum) : std::nullopt;
     if (split) {

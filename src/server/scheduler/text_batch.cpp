@@ -158,10 +158,14 @@ struct BatchService {
   size_t items = 0;    // requests it served
 };
 BatchService run_text_batch(const LoadedModel& m, const TextJob& first, TextBatch& batch, const ServerOptions& options,
-                            Metrics* metrics) {
+                            Metrics* metrics, NumericsSampler& numerics) {
   BatchStats stats;
+  InternalNonFinite found;
+  const NodeObserver observer = numerics.observe_next(m.name) ? record_first_nonfinite(&found) : NodeObserver();
+  if (observer) stats.observer = &observer;
   const auto t0 = Clock::now();
   Result<TextResults> r = run_engine(m, first, batch.texts, &stats);
+  report_internal_nonfinite(metrics, m, found, batch.slots.front().owner->item.meta.get());
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   record_run(metrics, m, stats, seconds);
   std::vector<Result<TextResults>> per_text;
@@ -199,7 +203,7 @@ void Scheduler::run_text(std::unique_lock<std::mutex>& lock, const std::shared_p
   lock.unlock();
   if (!batch.texts.empty()) {
     const LoadedModel& m = *head->item.model;
-    const BatchService served = run_text_batch(m, std::get<TextJob>(head->item.job), batch, options_, metrics_);
+    const BatchService served = run_text_batch(m, std::get<TextJob>(head->item.job), batch, options_, metrics_, numerics_);
     note_service(m.name, served.seconds, served.items);
   }
   batch = {};
