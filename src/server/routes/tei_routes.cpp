@@ -66,6 +66,9 @@ void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& resp
                           "model '" + look.model->name + "' is " +
                               (task == PipelineTask::kEmbed ? "a classification model: use /predict" : "an embedding model: use /embed"),
                           "model"));
+  if (look.model->is_sparse())
+    return respond(refuse(RefusalCode::kInvalidRequest, "model '" + look.model->name + "' gives sparse vectors: use /embed_sparse",
+                          "model"));
   if (!body->contains("inputs")) return respond(refuse(RefusalCode::kInvalidRequest, "body has no \"inputs\"", "inputs"));
   auto inputs = task == PipelineTask::kEmbed ? parse_texts((*body)["inputs"], "inputs", ctx.options)
                                              : predict_inputs((*body)["inputs"], ctx.options);
