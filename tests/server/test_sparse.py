@@ -85,6 +85,13 @@ def test_embed_sparse_truncation_is_never_silent(sparse_server):
     assert r.status_code == 200 and int(r.headers["X-Glassbox-Tokens-Dropped"]) > 0
 
 
+def test_info_names_the_splade_pooling(start_server, sparse_models):
+    out, _ = sparse_models
+    s = start_server([os.path.join(out, "splade_max")])
+    info = requests.get(s.url("/info"), timeout=30).json()
+    assert info["model_type"] == {"embedding": {"pooling": "splade"}}, info
+
+
 def test_dense_and_sparse_routes_refuse_the_other_kind(sparse_server):
     r = requests.post(sparse_server.url("/embed"), json={"inputs": "hello", "model": "splade_max"}, timeout=30)
     assert r.status_code == 400 and "/embed_sparse" in r.json()["error"]
