@@ -42,6 +42,16 @@ struct DenseLayer {
   std::string activation;          // "identity" | "tanh" | "relu" | "sigmoid" | "gelu" (erf)
 };
 
+// A sparse (SPLADE) output head over the model's [batch, sequence, vocabulary] MLM logits, as
+// sentence-transformers' SpladePooling computes it: w = log(1 + relu(logit)) (log1p_relu: that log1p
+// taken twice), positions with attention mask 0 count as 0, then max (or sum) over the sequence.
+// Entries that are 0 are left out; top_k > 0 keeps only the top_k largest (ties: lower index).
+struct SparseHead {
+  std::string pooling = "max";       // "max" | "sum" (SpladePooling pooling_strategy)
+  std::string activation = "relu";   // "relu" | "log1p_relu" (SpladePooling activation_function)
+  int64_t top_k = 0;                 // 0 = every nonzero entry
+};
+
 // The decisions a pipeline runs with (glassbox.json's fields).
 struct PipelineDecisions {
   PipelineTask task = PipelineTask::kClassify;
@@ -66,6 +76,8 @@ struct PipelineDecisions {
   // "unpadded_batches" declares it; absent: on when, at load, a probe batch gives the padded
   // run's result (1e-4 relative) on its real tokens (the model masks padding).
   bool unpadded_batches = false;
+  // embed: a sparse head (modules.json SpladePooling, or glassbox.json "sparse"); nullopt = dense vectors.
+  std::optional<SparseHead> sparse;
 };
 
 // How one decision was reached: "glassbox.json", "config.json id2label", ...
@@ -121,6 +133,8 @@ struct Classification {
 
 struct Embedding {
   std::vector<float> vector;
+  // Sparse models (decisions().sparse): vector[i] is the weight of vocabulary id indices[i], ids ascending.
+  std::vector<uint32_t> indices;
   int64_t tokens = 0;
   int64_t tokens_dropped = 0;
 };

@@ -90,22 +90,36 @@ class TextClassificationPipeline(Pipeline):
 
 
 class FeatureExtractionPipeline(Pipeline):
-    """``pipeline("feature-extraction")``: one vector per text, pooled as the model directory declares."""
+    """``pipeline("feature-extraction")``: one vector per text, pooled as the model directory declares.
+    A sparse (SPLADE) model (``output == "sparse"``) gives ``{"indices": int64 [k], "values": float32 [k]}``
+    per text: its nonzero vocabulary weights, indices ascending."""
 
-    def __call__(self, inputs: Union[str, List[str]]) -> np.ndarray:
-        """Embeds one text (float32 array [dim]) or a list of texts (float32 array [n, dim]).
+    @property
+    def output(self) -> str:
+        """``"dense"`` or ``"sparse"`` (a SpladePooling module or glassbox.json ``sparse``; see explain())."""
+        return self._core.output
+
+    def __call__(self, inputs: Union[str, List[str]]) -> Any:
+        """Embeds one text (float32 array [dim]) or a list of texts (float32 array [n, dim]); a sparse model:
+        one ``{"indices", "values"}`` dict, or a list of them.
 
         Unlike transformers' per-token features, the vectors are pooled (cls / mean / none) and
         optionally L2-normalized as glassbox.json declares or derives (see explain()).
         """
         texts, single = self._as_list(inputs)
         vectors, _, _ = self._core.embed(texts)
+        if self.output == "sparse":
+            vectors = [{"indices": idx, "values": val} for idx, val in vectors]
         return vectors[0] if single else vectors
 
     def details(self, inputs: Union[str, List[str]]) -> List[Dict[str, Any]]:
-        """As ``glassbox embed`` prints per text: ``vector`` (list), ``tokens``, ``tokens_dropped``."""
+        """As ``glassbox embed`` prints per text: ``vector`` (list) or, sparse, ``indices`` and ``values``;
+        ``tokens``, ``tokens_dropped``."""
         texts, _ = self._as_list(inputs)
         vectors, tokens, dropped = self._core.embed(texts)
+        if self.output == "sparse":
+            return [{"indices": vectors[i][0].tolist(), "values": vectors[i][1].tolist(), "tokens": tokens[i],
+                     "tokens_dropped": dropped[i]} for i in range(len(texts))]
         return [{"vector": vectors[i].tolist(), "tokens": tokens[i], "tokens_dropped": dropped[i]}
                 for i in range(len(texts))]
 

@@ -104,14 +104,32 @@ void bind_pipeline(py::module_& m) {
              }
              return out;
            })
+      .def_property_readonly("output", [](const PyPipeline& p) {
+        return p.pipeline->decisions().sparse ? "sparse" : "dense";
+      })
       .def("embed",
-           [](const PyPipeline& self, const py::handle& texts) {
+           [](const PyPipeline& self, const py::handle& texts) -> py::tuple {
              std::vector<PipelineInput> in = parse_texts(texts);
              auto r = [&] {
                py::gil_scoped_release nogil;
                return self.pipeline->embed(in);
              }();
              std::vector<Embedding> embs = unwrap(std::move(r));
+             if (self.pipeline->decisions().sparse) {  // one (indices int64 [k], values float32 [k]) per text
+               py::list rows, tokens, dropped;
+               for (const auto& e : embs) {
+                 py::array_t<int64_t> idx(static_cast<py::ssize_t>(e.indices.size()));
+                 py::array_t<float> val(static_cast<py::ssize_t>(e.vector.size()));
+                 for (size_t k = 0; k < e.indices.size(); ++k) {
+                   idx.mutable_at(k) = e.indices[k];
+                   val.mutable_at(k) = e.vector[k];
+                 }
+                 rows.append(py::make_tuple(idx, val));
+                 tokens.append(e.tokens);
+                 dropped.append(e.tokens_dropped);
+               }
+               return py::make_tuple(rows, tokens, dropped);
+             }
              const size_t dim = embs.empty() ? 0 : embs[0].vector.size();
              for (const auto& e : embs)
                if (e.vector.size() != dim)

@@ -216,3 +216,25 @@ def _three_label_dir(tmp_path):
     shutil.copy(tmp_path / "ce_sigmoid" / "tokenizer.json", d / "tokenizer.json")
     (d / "config.json").write_text(json.dumps({"id2label": {"0": "a", "1": "b", "2": "c"}, "max_position_embeddings": 128}))
     return str(d)
+
+
+def test_sparse_model_gives_indices_and_values(tmp_path):
+    """A SPLADE directory as sentence-transformers' SparseEncoder saves it (scripts/make_sparse_models.py):
+    pipeline("feature-extraction") says output "sparse" and returns the reference's indices exactly and its
+    values (torch + numpy, SpladePooling's semantics) within 1e-5 (the project's parity criterion)."""
+    import subprocess
+    subprocess.run(["/usr/bin/python3", f"{ROOT}/scripts/make_sparse_models.py", "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    ref = json.load(open(tmp_path / "splade_max.reference.json"))
+    cases = [c for c in ref["cases"] if "prompt_name" not in c][:4]
+    extractor = glassbox.pipeline("feature-extraction", str(tmp_path / "splade_max"), threads=1)
+    assert extractor.output == "sparse"
+    got = extractor([c["text"] for c in cases])
+    for g, c in zip(got, cases):
+        assert g["indices"].dtype == np.int64 and g["values"].dtype == np.float32
+        assert g["indices"].tolist() == c["indices"]
+        ref_values = np.array(c["values"])
+        assert np.max(np.abs(g["values"] - ref_values)) / max(np.max(np.abs(ref_values)), 1.0) <= 1e-5
+    one = extractor(cases[0]["text"])
+    assert one["indices"].tolist() == cases[0]["indices"]
+    assert extractor.details(cases[0]["text"])[0]["tokens"] == len(cases[0]["ids"])

@@ -1,5 +1,6 @@
 // glassbox embed [MODEL_DIR] [TEXT...] [--output FILE.npy] [--batch N] [--truncation P] [--dimensions N]
-//                [--prompt-name NAME | --prompt TEXT] [--model-file FILE]
+//                [--prompt-name NAME | --prompt TEXT] [--model-file FILE] [--sparse]
+// A sparse (SPLADE) model prints {"text", "indices", "values", "tokens", "tokens_dropped"} per text.
 #include "cli/text_inputs.h"
 #include "runtime/tensor_io.h"
 
@@ -11,6 +12,7 @@ void add_embed_command(CLI::App& app) {
     std::string output;
     std::optional<int64_t> dimensions;
     std::optional<std::string> prompt_name, prompt;
+    bool sparse = false;
   };
   auto a = std::make_shared<Args>();
   glassbox::cli::add_text_options(cmd, a->text);
@@ -23,6 +25,9 @@ void add_embed_command(CLI::App& app) {
                   "(default: its default_prompt_name, else none)");
   cmd->add_option("--prompt", a->prompt, "TEXT: put TEXT before each text, literally (default: as --prompt-name)")
       ->excludes("--prompt-name");
+  cmd->add_flag("--sparse", a->sparse,
+                 "require sparse output (the model declares a SPLADE head: modules.json SpladePooling or glassbox.json "
+                 "\"sparse\"); lines then hold indices and values (default: the output kind the model declares)");
   cmd->callback([a] {
     using namespace glassbox;
     std::vector<PipelineInput> texts;
@@ -34,6 +39,13 @@ void add_embed_command(CLI::App& app) {
     EmbedOptions options;
     options.dimensions = a->dimensions;
     const Pipeline* p = &pipeline;
+    const bool sparse = pipeline.decisions().sparse.has_value();
+    if (a->sparse && !sparse)
+      cli::fail("embed", make_error(ErrorCode::kInvalidArgument, "this model gives dense vectors", "flag --sparse",
+                                    "a sparse model declares a SpladePooling module (modules.json) or \"sparse\" in glassbox.json"));
+    if (sparse && !a->output.empty())
+      cli::fail("embed", make_error(ErrorCode::kInvalidArgument, "--output: a sparse model's vectors are not one dense array",
+                                    a->output, "leave out --output: the JSON lines hold each text's indices and values"));
     const auto t0 = std::chrono::steady_clock::now();
     int64_t tokens = 0;
     std::vector<Embedding> all;
@@ -42,7 +54,11 @@ void add_embed_command(CLI::App& app) {
       if (!r.ok()) cli::fail("embed", r.error());
       for (size_t i = 0; i < r->size(); ++i) {
         tokens += (*r)[i].tokens;
-        if (a->output.empty()) {
+        if (sparse) {
+          nlohmann::ordered_json j{{"text", chunk[i].text}, {"indices", (*r)[i].indices}, {"values", (*r)[i].vector},
+                                   {"tokens", (*r)[i].tokens}, {"tokens_dropped", (*r)[i].tokens_dropped}};
+          std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        } else if (a->output.empty()) {
           nlohmann::ordered_json j{{"text", chunk[i].text}, {"vector", (*r)[i].vector}, {"tokens", (*r)[i].tokens},
                                    {"tokens_dropped", (*r)[i].tokens_dropped}};
           std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

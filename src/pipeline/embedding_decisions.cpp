@@ -45,10 +45,9 @@ std::string dense_text(const DenseLayer& l) {
          (l.bias.empty() ? ", no bias" : ", bias");
 }
 
-}  // namespace
-
-Status derive_embedding(const ModelDirFiles& f, const std::vector<TensorSpec>& outputs, PipelineDecisions& dec,
-                        std::vector<Derivation>& d) {
+// The dense head: pooling, include_prompt, dense, normalize.
+Status derive_dense_head(const ModelDirFiles& f, const std::vector<TensorSpec>& outputs, PipelineDecisions& dec,
+                         std::vector<Derivation>& d) {
   const json& g = f.glassbox;
   const auto& st = f.st;
   const std::string gj = "glassbox.json";
@@ -114,6 +113,66 @@ Status derive_embedding(const ModelDirFiles& f, const std::vector<TensorSpec>& o
     d.push_back({"normalize", "false", "default: raw vectors (no glassbox.json normalize, no modules.json)",
                  "a model trained on unit vectors ranks differently under dot product; set \"normalize\": true if it was"});
   }
+  return {};
+}
+
+// The sparse head: glassbox.json "sparse" {pooling, activation, top_k} field by field over the
+// SpladePooling module. Returns whether the model is sparse.
+Result<bool> derive_sparse_head(const ModelDirFiles& f, PipelineDecisions& dec, std::vector<Derivation>& d) {
+  const std::string gj_path = f.dir + "/glassbox.json";
+  const json* declared = nullptr;
+  if (f.glassbox.is_object() && f.glassbox.contains("sparse") && !f.glassbox["sparse"].is_null()) {
+    declared = &f.glassbox["sparse"];
+    if (!declared->is_object())
+      return make_error(ErrorCode::kInvalidModel, "field 'sparse' must be an object, got " + declared->dump(), gj_path,
+                        "use \"sparse\": {\"pooling\": \"max\", \"activation\": \"relu\", \"top_k\": 0}");
+    for (const auto& [k, v] : declared->items())
+      if (k != "pooling" && k != "activation" && k != "top_k")
+        return make_error(ErrorCode::kInvalidModel, "field 'sparse." + k + "' is unknown", gj_path,
+                          "\"sparse\" takes pooling (max|sum), activation (relu|log1p_relu) and top_k");
+  }
+  if (!declared && !f.st.splade) return false;
+  if (dec.task != PipelineTask::kEmbed)
+    return make_error(ErrorCode::kInvalidModel, "a sparse head is declared but the task is classify", f.dir,
+                      "remove \"task\": \"classify\" from glassbox.json");
+  SparseHead h = f.st.splade.value_or(SparseHead{});
+  const std::string st_source = f.st.splade ? f.st.splade_source : "";
+  auto pick = [&](const char* key, std::string& value, std::initializer_list<const char*> allowed, const char* dflt) -> Status {
+    GB_ASSIGN_OR_RETURN(auto v, declared ? get_opt<std::string>(*declared, key, gj_path) : std::optional<std::string>());
+    if (v) {
+      bool ok = false;
+      for (const char* a : allowed) ok = ok || *v == a;
+      if (!ok) return make_error(ErrorCode::kInvalidModel, std::string("sparse.") + key + " '" + *v + "' is unknown", gj_path);
+      value = *v;
+    }
+    d.push_back({std::string("sparse_") + key, value,
+                 v ? "glassbox.json sparse." + std::string(key)
+                   : (!st_source.empty() ? "modules.json " + st_source : std::string("default: ") + dflt + " (SpladePooling's)")});
+    return {};
+  };
+  d.push_back({"output", "sparse", declared ? std::string("glassbox.json sparse") : "modules.json " + f.st.chain});
+  GB_RETURN_IF_ERROR(pick("pooling", h.pooling, {"max", "sum"}, "max"));
+  GB_RETURN_IF_ERROR(pick("activation", h.activation, {"relu", "log1p_relu"}, "relu"));
+  GB_ASSIGN_OR_RETURN(auto top_k, declared ? get_opt<int64_t>(*declared, "top_k", gj_path) : std::optional<int64_t>());
+  if (top_k && *top_k < 0) return make_error(ErrorCode::kInvalidModel, "sparse.top_k must be 0 (all) or positive", gj_path);
+  h.top_k = top_k.value_or(0);
+  d.push_back({"sparse_top_k", h.top_k == 0 ? "all nonzero" : std::to_string(h.top_k),
+               top_k ? "glassbox.json sparse.top_k" : "not declared: every nonzero entry (sentence-transformers' max_active_dims None)"});
+  dec.sparse = h;
+  dec.pooling_modes = {Pooling::kNone};  // not used: the sparse head pools
+  dec.pooling = Pooling::kNone;
+  dec.normalize = false;
+  return true;
+}
+
+}  // namespace
+
+Status derive_embedding(const ModelDirFiles& f, const std::vector<TensorSpec>& outputs, PipelineDecisions& dec,
+                        std::vector<Derivation>& d) {
+  const auto& st = f.st;
+  const bool embed = dec.task == PipelineTask::kEmbed;
+  GB_ASSIGN_OR_RETURN(bool sparse, derive_sparse_head(f, dec, d));
+  if (!sparse) GB_RETURN_IF_ERROR(derive_dense_head(f, outputs, dec, d));
 
   // prompts, similarity, lowercasing
   if (st.prompts) dec.prompts = *st.prompts;

@@ -157,6 +157,9 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
     else if (*task == "embed") dec.task = PipelineTask::kEmbed;
     else return make_error(ErrorCode::kInvalidModel, "task '" + *task + "' is unknown (classify|embed)", f.dir + "/" + gj);
     d.push_back({"task", *task, gj});
+  } else if (f.st.splade || (g.is_object() && g.contains("sparse") && !g["sparse"].is_null())) {
+    dec.task = PipelineTask::kEmbed;
+    d.push_back({"task", "embed", f.st.splade ? "modules.json " + f.st.chain : gj + " sparse (a sparse head embeds)"});
   } else {
     const bool has_labels = f.config.contains("id2label");
     const bool logits = !outputs.empty() && outputs[0].name == "logits";

@@ -474,9 +474,37 @@ Result<std::vector<Classification>> classify_outputs(const Pipeline::Impl& p, co
   return results;
 }
 
+// The sparse head (decisions().sparse) over the model's [batch, sequence, vocabulary] logits.
+Result<std::vector<Embedding>> sparse_outputs(const Pipeline::Impl& p, const std::vector<EncodedText>& batch,
+                                              const std::vector<NamedTensor>& outs, const EmbedOptions& options) {
+  if (options.dimensions || options.normalize.value_or(false))
+    return make_error(ErrorCode::kInvalidArgument, options.dimensions ? "dimensions" : "normalize", p.files.dir,
+                      "this model gives sparse vectors (a SPLADE head): they are neither truncated nor normalized");
+  const NamedTensor* out = pick_output(outs, {"logits", "token_embeddings", "last_hidden_state"}, 3);
+  if (!out || out->tensor.shape()[0] != static_cast<int64_t>(batch.size()))
+    return make_error(ErrorCode::kInvalidModel, "model has no [batch, sequence, vocabulary] float output (MLM logits)",
+                      p.files.model_path, "a sparse head reads the masked-language-model logits (output 'logits')");
+  const int64_t seq = out->tensor.shape()[1], vocab = out->tensor.shape()[2];
+  if (p.files.st.word_embedding_dimension > 0 && vocab != p.files.st.word_embedding_dimension)
+    return make_error(ErrorCode::kInvalidModel,
+                      "output '" + out->name + "' has " + std::to_string(vocab) + " values per token, SpladePooling declares " +
+                          std::to_string(p.files.st.word_embedding_dimension),
+                      p.files.dir, "the sentence-transformers files belong to another model");
+  std::vector<Embedding> results(batch.size());
+  for (size_t r = 0; r < batch.size(); ++r) {
+    Embedding& e = results[r];
+    pipeline::sparse_pool(out->tensor.data<float>() + static_cast<int64_t>(r) * seq * vocab, seq, vocab,
+                          batch[r].encoding.attention_mask, *p.decisions.sparse, e.indices, e.vector);
+    e.tokens = static_cast<int64_t>(batch[r].encoding.size());
+    e.tokens_dropped = batch[r].tokens_dropped;
+  }
+  return results;
+}
+
 Result<std::vector<Embedding>> embed_outputs(const Pipeline::Impl& p, const std::vector<EncodedText>& batch,
                                              const std::vector<NamedTensor>& outs, const EmbedOptions& options) {
   const auto& dec = p.decisions;
+  if (dec.sparse) return sparse_outputs(p, batch, outs, options);
   const bool pooled = dec.pooling == Pooling::kNone;
   const NamedTensor* out = pooled ? pick_output(outs, {"sentence_embedding", "pooler_output"}, 2)
                                   : pick_output(outs, {"last_hidden_state", "token_embeddings"}, 3);

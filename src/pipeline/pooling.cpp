@@ -49,6 +49,33 @@ void pool_tokens(const float* tokens, int64_t seq, int64_t hidden, const std::ve
   }
 }
 
+void sparse_pool(const float* logits, int64_t seq, int64_t vocab, const std::vector<uint32_t>& mask, const SparseHead& head,
+                 std::vector<uint32_t>& indices, std::vector<float>& values) {
+  const int64_t n = std::min<int64_t>(seq, static_cast<int64_t>(mask.size()));
+  const bool sum = head.pooling == "sum", twice = head.activation == "log1p_relu";
+  std::vector<double> acc(static_cast<size_t>(vocab), 0.0);  // a masked position gives log1p(relu(0)) = 0
+  for (int64_t t = 0; t < n; ++t) {
+    if (mask[t] == 0) continue;
+    const float* row = logits + t * vocab;
+    for (int64_t v = 0; v < vocab; ++v) {
+      if (!(row[v] > 0.0f)) continue;  // relu: 0 adds nothing to a sum and never beats the max's 0
+      double w = std::log1p(static_cast<double>(row[v]));
+      if (twice) w = std::log1p(w);
+      acc[v] = sum ? acc[v] + w : std::max(acc[v], w);
+    }
+  }
+  indices.clear();
+  values.clear();
+  for (int64_t v = 0; v < vocab; ++v)
+    if (static_cast<float>(acc[v]) > 0.0f) indices.push_back(static_cast<uint32_t>(v));
+  if (head.top_k > 0 && static_cast<int64_t>(indices.size()) > head.top_k) {
+    std::stable_sort(indices.begin(), indices.end(), [&](uint32_t a, uint32_t b) { return acc[a] > acc[b]; });
+    indices.resize(static_cast<size_t>(head.top_k));
+    std::sort(indices.begin(), indices.end());
+  }
+  for (uint32_t v : indices) values.push_back(static_cast<float>(acc[v]));
+}
+
 void apply_dense(const DenseLayer& l, std::vector<float>& v) {
   std::vector<float> y(static_cast<size_t>(l.out));
   for (int64_t o = 0; o < l.out; ++o) {

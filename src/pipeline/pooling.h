@@ -22,6 +22,13 @@ namespace glassbox::pipeline {
 void pool_tokens(const float* tokens, int64_t seq, int64_t hidden, const std::vector<uint32_t>& mask, int64_t skip_leading,
                  const std::vector<Pooling>& modes, std::vector<float>& out);
 
+// The sparse (SPLADE) head: logits [seq, vocab] row-major, mask as for pool_tokens. Per vocabulary id,
+// log1p(relu(logit)) (twice log1p for log1p_relu) of each real position (masked positions count as 0),
+// then max or sum over positions; the nonzero entries, ids ascending, replace indices/values
+// (head.top_k > 0: only the top_k largest, ties to the lower id).
+void sparse_pool(const float* logits, int64_t seq, int64_t vocab, const std::vector<uint32_t>& mask, const SparseHead& head,
+                 std::vector<uint32_t>& indices, std::vector<float>& values);
+
 // v = activation(W v + b); v.size() must be layer.in.
 void apply_dense(const DenseLayer& layer, std::vector<float>& v);
 

@@ -27,6 +27,10 @@ constexpr PoolingFlag kPoolingFlags[] = {
     {"pooling_mode_lasttoken", Pooling::kLastToken, false},
 };
 
+constexpr const char* kChains =
+    "glassbox runs the chains Transformer -> Pooling -> Dense (any number) -> Normalize (optional) and "
+    "MLMTransformer -> SpladePooling (sentence-transformers' SparseEncoder)";
+
 // A path named by modules.json, kept inside the model directory.
 Result<std::string> module_dir(const std::string& dir, const std::string& path, const std::string& where) {
   const fs::path p = fs::path(path).lexically_normal();
@@ -144,6 +148,41 @@ Status read_dense(const std::string& dir, const std::string& rel, SentenceTransf
   return {};
 }
 
+// <path>/config.json of a SpladePooling module (sentence-transformers' SparseEncoder).
+Status read_splade_pooling(const std::string& dir, const std::string& rel, SentenceTransformersLayout& st) {
+  const std::string file = rel + "/config.json";
+  const std::string where = dir + "/" + file;
+  GB_ASSIGN_OR_RETURN(json j, read_json(where, false));
+  if (!j.is_null() && !j.is_object()) return make_error(ErrorCode::kInvalidModel, "SpladePooling config is not an object", where);
+  SparseHead h;
+  for (const auto& [k, v] : j.items()) {
+    // chunk_size only bounds the memory of the torch loop; the result is the same.
+    if (k == "word_embedding_dimension" || k == "chunk_size") continue;
+    if (k != "pooling_strategy" && k != "activation_function")
+      return make_error(ErrorCode::kUnsupported, "SpladePooling field '" + k + "' (= " + v.dump() + ") is not one glassbox implements",
+                        where, "glassbox implements pooling_strategy, activation_function and word_embedding_dimension");
+  }
+  GB_ASSIGN_OR_RETURN(auto strategy, get_opt<std::string>(j, "pooling_strategy", where));
+  GB_ASSIGN_OR_RETURN(auto activation, get_opt<std::string>(j, "activation_function", where));
+  h.pooling = strategy.value_or("max");  // SpladePooling's constructor defaults
+  h.activation = activation.value_or("relu");
+  if (h.pooling != "max" && h.pooling != "sum")
+    return make_error(ErrorCode::kUnsupported, "SpladePooling pooling_strategy '" + h.pooling + "' is unknown", where,
+                      "sentence-transformers names max and sum");
+  if (h.activation != "relu" && h.activation != "log1p_relu")
+    return make_error(ErrorCode::kUnsupported, "SpladePooling activation_function '" + h.activation + "' is unknown", where,
+                      "sentence-transformers names relu and log1p_relu");
+  if (j.is_object() && j.contains("word_embedding_dimension") && !j["word_embedding_dimension"].is_null()) {
+    GB_ASSIGN_OR_RETURN(auto dim, get_opt<int64_t>(j, "word_embedding_dimension", where));
+    if (!dim || *dim <= 0) return make_error(ErrorCode::kInvalidModel, "word_embedding_dimension is not positive", where);
+    st.word_embedding_dimension = *dim;
+  }
+  st.splade = h;
+  st.splade_source = file + (strategy ? " pooling_strategy" : " (pooling_strategy absent: max by default)") +
+                     (activation ? ", activation_function" : ", (activation_function absent: relu by default)");
+  return {};
+}
+
 Status read_modules(const std::string& dir, SentenceTransformersLayout& st) {
   const std::string where = dir + "/modules.json";
   std::ifstream in(where);
@@ -158,7 +197,7 @@ Status read_modules(const std::string& dir, SentenceTransformersLayout& st) {
         !m["type"].is_string() || !m.contains("path") || !m["path"].is_string())
       return make_error(ErrorCode::kInvalidModel, "module entry " + m.dump() + " lacks idx, path or type", where);
   std::stable_sort(mods.begin(), mods.end(), [](const json& a, const json& b) { return a["idx"].get<int64_t>() < b["idx"].get<int64_t>(); });
-  enum Stage { kStart, kTransformer, kPooled, kNormalized } stage = kStart;
+  enum Stage { kStart, kTransformer, kPooled, kNormalized, kMlm, kSparse } stage = kStart;
   for (const auto& m : mods) {
     const std::string type = m["type"].get<std::string>(), path = m["path"].get<std::string>();
     const std::string cls = type.substr(type.rfind('.') + 1);
@@ -172,6 +211,16 @@ Status read_modules(const std::string& dir, SentenceTransformersLayout& st) {
                           "glassbox reads the ONNX model and tokenizer from the directory root (path \"\")");
       stage = kTransformer;
       st.chain = "Transformer";
+    } else if (ours && cls == "MLMTransformer" && stage == kStart) {
+      if (!path.empty())
+        return make_error(ErrorCode::kUnsupported, "the MLMTransformer module lives in '" + path + "'", at,
+                          "glassbox reads the ONNX model and tokenizer from the directory root (path \"\")");
+      stage = kMlm;
+      st.chain = "MLMTransformer";
+    } else if (ours && cls == "SpladePooling" && stage == kMlm) {
+      GB_RETURN_IF_ERROR(read_splade_pooling(dir, path, st));
+      stage = kSparse;
+      st.chain += " -> SpladePooling(" + path + ")";
     } else if (ours && cls == "Pooling" && stage == kTransformer) {
       GB_RETURN_IF_ERROR(read_pooling(dir, path, st));
       stage = kPooled;
@@ -185,16 +234,19 @@ Status read_modules(const std::string& dir, SentenceTransformersLayout& st) {
       st.normalize_source = "modules.json " + path + " (" + type + ")";
       st.chain += " -> Normalize";
     } else {
-      const bool known = ours && (cls == "Transformer" || cls == "Pooling" || cls == "Dense" || cls == "Normalize");
+      const bool known = ours && (cls == "Transformer" || cls == "Pooling" || cls == "Dense" || cls == "Normalize" ||
+                                  cls == "MLMTransformer" || cls == "SpladePooling");
       return make_error(ErrorCode::kUnsupported,
-                        known ? "module " + cls + " cannot follow " + st.chain : "module type '" + type + "' is not implemented",
-                        at,
-                        "glassbox runs the chain Transformer -> Pooling -> Dense (any number) -> Normalize (optional)");
+                        known ? "module " + cls + " cannot follow " + (st.chain.empty() ? "the start" : st.chain)
+                              : "module type '" + type + "' is not implemented",
+                        at, kChains);
     }
   }
+  if (stage == kMlm)
+    return make_error(ErrorCode::kUnsupported, "modules.json has no SpladePooling module after the MLMTransformer", where, kChains);
+  if (stage == kSparse) return {};
   if (stage < kPooled)
-    return make_error(ErrorCode::kUnsupported, "modules.json has no Pooling module after the Transformer", where,
-                      "glassbox runs the chain Transformer -> Pooling -> Dense (any number) -> Normalize (optional)");
+    return make_error(ErrorCode::kUnsupported, "modules.json has no Pooling module after the Transformer", where, kChains);
   if (!st.normalize) st.normalize_source = "modules.json: no Normalize module";
   return {};
 }

@@ -6,6 +6,9 @@
 //   <dense path>/model.safetensors    linear.weight [out, in], linear.bias [out]
 //   config_sentence_transformers.json prompts, default_prompt_name, similarity_fn_name
 //   sentence_bert_config.json         max_seq_length, do_lower_case
+// A SparseEncoder (SPLADE) directory has the chain MLMTransformer -> SpladePooling instead:
+//   <splade path>/config.json         pooling_strategy (max|sum), activation_function (relu|log1p_relu),
+//                                     word_embedding_dimension (the vocabulary size, may be null)
 // A module type, pooling flag, activation or weights file glassbox cannot honour exactly is an
 // error naming it; nothing falls back to another behaviour.
 #pragma once
@@ -28,6 +31,9 @@ struct SentenceTransformersLayout {
   bool include_prompt = true;
   std::string include_prompt_source;
   std::vector<DenseLayer> dense;
+  // MLMTransformer -> SpladePooling: the sparse head (pooling_modes then stays empty).
+  std::optional<SparseHead> splade;
+  std::string splade_source;             // "modules.json 1_SpladePooling (...SpladePooling)"
   bool normalize = false;                // a Normalize module ends the chain
   std::string normalize_source;
   // config_sentence_transformers.json (absent fields: nullopt)

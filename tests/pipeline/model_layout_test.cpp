@@ -197,3 +197,29 @@ TEST(Pooling, DenseAndNormalize) {
   glassbox::pipeline::l2_normalize(z);
   EXPECT_EQ(z, (std::vector<float>{0, 0}));
 }
+
+// SPLADE: 3 positions x 4 vocabulary ids, the third is padding (its large logits must not count).
+TEST(Pooling, SparseHeadAsDefined) {
+  const float logits[] = {1, -1, 0, 3,  //
+                          2, -5, 0, 0.5f,  //
+                          50, 50, 50, 50};
+  const std::vector<uint32_t> mask = {1, 1};
+  auto run = [&](const char* pooling, const char* activation, int64_t top_k) {
+    glassbox::SparseHead h{pooling, activation, top_k};
+    std::vector<uint32_t> idx;
+    std::vector<float> val;
+    glassbox::pipeline::sparse_pool(logits, 3, 4, mask, h, idx, val);
+    return std::make_pair(idx, val);
+  };
+  auto [i1, v1] = run("max", "relu", 0);  // ids 1 and 2 never exceed 0: left out
+  EXPECT_EQ(i1, (std::vector<uint32_t>{0, 3}));
+  EXPECT_FLOAT_EQ(v1[0], std::log1p(2.f));
+  EXPECT_FLOAT_EQ(v1[1], std::log1p(3.f));
+  auto [i2, v2] = run("sum", "log1p_relu", 0);
+  EXPECT_EQ(i2, (std::vector<uint32_t>{0, 3}));
+  EXPECT_FLOAT_EQ(v2[0], static_cast<float>(std::log1p(std::log1p(1.0)) + std::log1p(std::log1p(2.0))));
+  EXPECT_FLOAT_EQ(v2[1], static_cast<float>(std::log1p(std::log1p(3.0)) + std::log1p(std::log1p(0.5))));
+  auto [i3, v3] = run("max", "relu", 1);  // the larger one, id 3
+  EXPECT_EQ(i3, (std::vector<uint32_t>{3}));
+  EXPECT_FLOAT_EQ(v3[0], std::log1p(3.f));
+}

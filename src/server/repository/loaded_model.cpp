@@ -79,6 +79,8 @@ void describe_text_model(LoadedModel& m) {
   if (m.is_classifier()) {
     const int64_t c = static_cast<int64_t>(m.pipeline->decisions().labels.size());
     m.outputs = {{"logits", "FP32", {-1, c}}, {"label", "BYTES", {-1}}, {"score", "FP32", {-1}}};
+  } else if (m.is_sparse()) {  // COO: row i of indices is (text, vocabulary id) of values[i]
+    m.outputs = {{"indices", "INT64", {-1, 2}}, {"values", "FP32", {-1}}};
   } else {
     int64_t hidden = -1;
     for (const auto& o : m.pipeline->session().outputs())

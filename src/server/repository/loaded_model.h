@@ -50,6 +50,8 @@ struct LoadedModel {
   bool is_generator() const { return generator != nullptr; }
   bool is_classifier() const { return pipeline && pipeline->decisions().task == PipelineTask::kClassify; }
   bool is_embedder() const { return pipeline && pipeline->decisions().task == PipelineTask::kEmbed; }
+  // An embedder with a sparse (SPLADE) head: /embed_sparse, OIP "indices" + "values".
+  bool is_sparse() const { return is_embedder() && pipeline->decisions().sparse.has_value(); }
 };
 
 // The rule that makes a model directory a generation model (explain and the docs quote it): it has

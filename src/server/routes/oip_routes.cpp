@@ -134,6 +134,23 @@ std::vector<OipTensor> text_outputs(const LoadedModel& m, const TextResults& r, 
     outs.push_back(std::move(logits));
     outs.push_back(std::move(label));
     outs.push_back(std::move(score));
+  } else if (m.is_sparse()) {
+    int64_t nnz = 0;
+    for (const auto& e : r.embeddings) nnz += static_cast<int64_t>(e.indices.size());
+    OipTensor indices{"indices", "INT64", {nnz, 2}, Tensor::allocate(DataType::kInt64, {nnz, 2}).value(), {}};
+    OipTensor values{"values", "FP32", {nnz}, float_tensor({nnz}), {}};
+    int64_t at = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const auto& e = r.embeddings[i];
+      for (size_t k = 0; k < e.indices.size(); ++k, ++at) {
+        indices.tensor.mutable_data<int64_t>()[2 * at] = i;
+        indices.tensor.mutable_data<int64_t>()[2 * at + 1] = e.indices[k];
+        values.tensor.mutable_data<float>()[at] = e.vector[k];
+      }
+      dropped += e.tokens_dropped;
+    }
+    outs.push_back(std::move(indices));
+    outs.push_back(std::move(values));
   } else {
     const int64_t h = n ? static_cast<int64_t>(r.embeddings[0].vector.size()) : 0;
     OipTensor emb{"embedding", "FP32", {n, h}, float_tensor({n, h}), {}};

@@ -37,6 +37,7 @@ const std::vector<Route> kRoutes = {
     {"POST", "/generate_stream", P::kTei, tgi_generate_stream, "TGI generate, streamed as SSE"},
     {"POST", "/rerank", P::kTei, tei_rerank, "TEI rerank: a cross-encoder scores (query, text) pairs"},
     {"POST", "/v1/rerank", P::kOpenai, cohere_rerank, "rerank in Cohere's and Jina's shape"},
+    {"POST", "/embed_sparse", P::kTei, tei_embed_sparse, "TEI sparse embeddings (SPLADE models): [{index, value}] per text"},
     {"GET", "/metrics", P::kMetrics, metrics_scrape, "Prometheus metrics (text format 0.0.4)"},
 };
 

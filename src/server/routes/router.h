@@ -98,6 +98,8 @@ GB_ROUTE_HANDLER(tgi_generate_stream);
 // rerank_routes.cpp
 GB_ROUTE_HANDLER(tei_rerank);
 GB_ROUTE_HANDLER(cohere_rerank);
+// sparse_routes.cpp
+GB_ROUTE_HANDLER(tei_embed_sparse);
 // server_metrics.cpp
 GB_ROUTE_HANDLER(metrics_scrape);
 

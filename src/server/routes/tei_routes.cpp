@@ -66,6 +66,9 @@ void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& resp
                           "model '" + look.model->name + "' is " +
                               (task == PipelineTask::kEmbed ? "a classification model: use /predict" : "an embedding model: use /embed"),
                           "model"));
+  if (look.model->is_sparse())
+    return respond(refuse(RefusalCode::kInvalidRequest, "model '" + look.model->name + "' gives sparse vectors: use /embed_sparse",
+                          "model"));
   if (!body->contains("inputs")) return respond(refuse(RefusalCode::kInvalidRequest, "body has no \"inputs\"", "inputs"));
   auto inputs = task == PipelineTask::kEmbed ? parse_texts((*body)["inputs"], "inputs", ctx.options)
                                              : predict_inputs((*body)["inputs"], ctx.options);
@@ -248,7 +251,8 @@ HttpResponse info(ServerContext& ctx) {
     for (size_t i = 0; i < d.labels.size(); ++i) id2label[std::to_string(i)] = d.labels[i];
     j["model_type"] = {{"classifier", {{"id2label", id2label}}}};
   } else {
-    j["model_type"] = {{"embedding", {{"pooling", tei_pooling(d.pooling_modes)}}}};
+    // TEI names a SPLADE head's pooling "splade" (its /embed_sparse models).
+    j["model_type"] = {{"embedding", {{"pooling", d.sparse ? std::string("splade") : tei_pooling(d.pooling_modes)}}}};
   }
   j["max_input_length"] = d.max_length;
   j["max_client_batch_size"] = ctx.options.max_texts_per_request;
