@@ -37,6 +37,8 @@ const std::vector<Route> kRoutes = {
     {"POST", "/generate_stream", P::kTei, tgi_generate_stream, "TGI generate, streamed as SSE"},
     {"POST", "/rerank", P::kTei, tei_rerank, "TEI rerank: a cross-encoder scores (query, text) pairs"},
     {"POST", "/v1/rerank", P::kOpenai, cohere_rerank, "rerank in Cohere's and Jina's shape"},
+    {"POST", "/similarity", P::kTei, tei_similarity, "TEI similarity: a source sentence against sentences, the model's declared similarity_fn_name"},
+    {"POST", "/embed_all", P::kTei, tei_embed_all, "TEI token-level vectors (the model's last hidden state per token)"},
     {"GET", "/metrics", P::kMetrics, metrics_scrape, "Prometheus metrics (text format 0.0.4)"},
 };
 

@@ -98,6 +98,9 @@ GB_ROUTE_HANDLER(tgi_generate_stream);
 // rerank_routes.cpp
 GB_ROUTE_HANDLER(tei_rerank);
 GB_ROUTE_HANDLER(cohere_rerank);
+// retrieval_routes.cpp
+GB_ROUTE_HANDLER(tei_similarity);
+GB_ROUTE_HANDLER(tei_embed_all);
 // server_metrics.cpp
 GB_ROUTE_HANDLER(metrics_scrape);
 
