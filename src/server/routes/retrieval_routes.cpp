@@ -45,16 +45,17 @@ Status read_embed_fields(const json& fields, bool tei, std::vector<PipelineInput
   GB_ASSIGN_OR_RETURN(Overflow overflow, read_overflow(fields, false));
   GB_ASSIGN_OR_RETURN(Side direction, read_truncation_direction(fields));
   GB_ASSIGN_OR_RETURN(auto prompt_name, optional_string(fields, "prompt_name"));
-  GB_ASSIGN_OR_RETURN(auto dimensions, optional_int(fields, "dimensions"));
-  if (dimensions && *dimensions < 1)
-    return make_error(ErrorCode::kInvalidArgument, "\"dimensions\" must be at least 1, got " + std::to_string(*dimensions),
+  auto dimensions = optional_int(fields, "dimensions");
+  if (!dimensions.ok()) return std::move(dimensions).take_error().with_where("body: \"dimensions\"");
+  if (*dimensions && **dimensions < 1)
+    return make_error(ErrorCode::kInvalidArgument, "\"dimensions\" must be at least 1, got " + std::to_string(**dimensions),
                       "body: \"dimensions\"");
   for (auto& in : inputs) {
     in.allow_truncation = overflow == Overflow::kTruncate;
     in.truncation_direction = direction;
     in.prompt_name = prompt_name;
   }
-  job.dimensions = dimensions;
+  job.dimensions = *dimensions;
   if (tei) {
     GB_ASSIGN_OR_RETURN(job.normalize, optional_bool(fields, "normalize"));
   }
