@@ -4,8 +4,8 @@
 // activation the model's config.json records):
 //   transformers  a Node `http` server around transformers.js: AutoTokenizer(query × n, {text_pair: texts,
 //                 padding, truncation}) and AutoModelForSequenceClassification on the whole request as one batch
-//   ort           a Node `http` server around onnxruntime-node + the HF `tokenizers` binding: encodeBatch of the
-//                 (query, text) pairs padded to the longest, one session.run per request
+//   ort           a Node `http` server around onnxruntime-node + the HF `tokenizers` binding: the (query, text)
+//                 pairs encoded and padded to the longest, one session.run per request
 // Both use intra-op threads = THREADS. Usage: node bench/server/rerank_peers.js transformers|ort MODEL_DIR PORT THREADS
 // Prints "listening on 127.0.0.1:PORT" once the model is loaded. Loopback only.
 'use strict';
@@ -37,12 +37,11 @@ async function makeHandler() {
   const ort = require(path.join(PEERS, 'onnxruntime-node'));
   const tk = require(path.join(PEERS, 'tokenizers'));
   const tok = tk.Tokenizer.fromFile(path.join(dir, 'tokenizer.json'));
-  tok.setPadding({});  // to the longest pair of the batch
   tok.setTruncation(512, { strategy: 'OnlySecond' });
   const session = await ort.InferenceSession.create(path.join(dir, 'onnx', 'model.onnx'), sessionOptions);
   return async (query, texts) => {
-    const enc = await tok.encodeBatch(texts.map((t) => [query, t]));
-    const n = enc[0].getIds().length;
+    const enc = await Promise.all(texts.map((t) => tok.encode(query, t)));
+    const n = Math.max(...enc.map((e) => e.getIds().length));  // padded to the longest pair (pad id 0, mask 0)
     const feed = (get) => {
       const a = new BigInt64Array(enc.length * n);
       enc.forEach((e, r) => get(e).forEach((v, c) => { a[r * n + c] = BigInt(v); }));
