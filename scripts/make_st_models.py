@@ -17,7 +17,8 @@ Every directory holds, as published:
 and no glassbox.json: every decision must come from these files.
 
 OUT/<name>.reference.json: {"cases": [{"text", "prompt_name"?, "prompt"?, "dimensions"?, "model_file"?,
-"ids", "vector"}]}: each vector from a batch of one text (no padding).
+"ids", "vector", "token_vectors"?}]}: each vector from a batch of one text (no padding); token_vectors (the
+encoder's last hidden state per token, [ids, hidden]) on the cases without options.
 Usage: scripts/make_st_models.py [--out DIR]   (default tests/data/generated/st)
 """
 import argparse
@@ -169,7 +170,7 @@ def reference(model, vocab, spec, text, prompt, dimensions):
         v = v[:dimensions]
     if spec.get("normalize"):
         v = v / max(np.linalg.norm(v), 1e-12)
-    return ids, [float(x) for x in v.astype(np.float32)]
+    return ids, [float(x) for x in v.astype(np.float32)], hs
 
 
 def write_dir(out, name, spec, onnx_files, vocab):
@@ -290,8 +291,10 @@ def main():
             elif prompt is None and spec.get("default_prompt_name"):
                 prompt = spec["prompts"][spec["default_prompt_name"]]
             for t in TEXTS:
-                ids, vec = reference(model, vocab, spec, t, prompt, opts.get("dimensions"))
+                ids, vec, hs = reference(model, vocab, spec, t, prompt, opts.get("dimensions"))
                 cases.append(dict(opts, text=t, full_text=(prompt or "") + t, ids=ids, vector=vec))
+                if not opts and model is models["fp32"]:  # the model's own token vectors (TEI /embed_all)
+                    cases[-1]["token_vectors"] = [[float(x) for x in row] for row in hs.astype(np.float32)]
         with open(os.path.join(a.out, name + ".reference.json"), "w") as f:
             json.dump({"spec": {k: v for k, v in spec.items() if k != "dense"}, "cases": cases}, f)
         print(f"wrote {os.path.join(a.out, name)} ({len(cases)} reference vectors)")

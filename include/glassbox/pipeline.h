@@ -113,6 +113,10 @@ struct PipelineInput {
   // rerank cuts only the document, only_second) and from which end (right keeps the beginning).
   TruncationStrategy truncation_strategy = TruncationStrategy::kLongestFirst;
   Side truncation_direction = Side::kRight;
+  // Over max_length (and no declared truncation policy): cut into consecutive windows instead of
+  // refusing (Pipeline::encode_windows): the pair (a rerank's document) is cut, each window with the
+  // whole first text; a single text is cut itself. Windows do not overlap. Wins over allow_truncation.
+  bool split_windows = false;
   // Embed: the prompt put before the text (sentence-transformers: prompt + text), by name from
   // decisions().prompts or literally; at most one of the two. Neither: default_prompt_name.
   std::optional<std::string> prompt_name = std::nullopt;
@@ -129,6 +133,7 @@ struct Classification {
   std::vector<float> logits;       // the model's raw output row, in label order
   int64_t tokens = 0;              // tokens the model saw (without padding)
   int64_t tokens_dropped = 0;      // removed by a declared truncation policy (0 otherwise)
+  int64_t windows = 1;             // split_windows: the windows whose best logit this is (max_over_windows)
 };
 
 struct Embedding {
@@ -182,12 +187,19 @@ class Pipeline {
   // scheduler): encode one input (index names it in errors), then run a batch of encoded
   // texts as exactly one engine run (padded or unpadded as decisions() say).
   Result<EncodedText> encode(const PipelineInput& input, size_t index = 0) const;
+  // encode(), except that an input over max_length with split_windows gives one EncodedText per
+  // window (in order); any other input gives exactly encode()'s one.
+  Result<std::vector<EncodedText>> encode_windows(const PipelineInput& input, size_t index = 0) const;
   Result<std::vector<Classification>> classify_encoded(const std::vector<EncodedText>& batch, int top_k,
                                                        BatchStats* stats = nullptr) const;
   Result<std::vector<Embedding>> embed_encoded(const std::vector<EncodedText>& batch, std::optional<bool> normalize,
                                                BatchStats* stats = nullptr) const;
   Result<std::vector<Embedding>> embed_encoded(const std::vector<EncodedText>& batch, const EmbedOptions& options,
                                                BatchStats* stats = nullptr) const;
+  // Token-level vectors (TEI's /embed_all): per text, the model's [sequence, hidden] output on its
+  // real tokens (special and prompt tokens included, no pooling, dense or normalization), flattened
+  // row-major into Embedding::vector; Embedding::tokens rows of vector.size() / tokens values.
+  Result<std::vector<Embedding>> embed_tokens_encoded(const std::vector<EncodedText>& batch, BatchStats* stats = nullptr) const;
   // normalize: overrides the declared decisions().normalize for this call (nullopt: declared).
   Result<std::vector<Embedding>> embed(const std::vector<PipelineInput>& inputs,
                                        std::optional<bool> normalize = std::nullopt) const;
@@ -208,6 +220,9 @@ struct RerankOptions {
   // query) loses tokens from `direction`'s end and the result says how many.
   bool truncate = false;
   Side direction = Side::kRight;
+  // true (wins over truncate): a pair over max_length is cut into windows of the document, each with
+  // the whole query, and the document scores its best window (max over the windows' logits).
+  bool split = false;
   bool raw_scores = false;            // the logit instead of the declared score function
   std::optional<size_t> top_n;        // keep the best n (nullopt: all)
 };
@@ -217,6 +232,7 @@ struct RankedDocument {
   float logit = 0;
   int64_t tokens = 0;                 // tokens of the pair the model saw
   int64_t tokens_dropped = 0;
+  int64_t windows = 1;                // pairs the document was split into (RerankOptions::split)
 };
 // The pairs rerank feeds the model (query as the first text, each document as the pair).
 std::vector<PipelineInput> rerank_inputs(const std::string& query, const std::vector<std::string>& documents,
@@ -224,8 +240,17 @@ std::vector<PipelineInput> rerank_inputs(const std::string& query, const std::ve
 // Scores from classify results in document order -> ranked documents (the rerank_inputs order).
 Result<std::vector<RankedDocument>> rank_documents(const Pipeline& pipeline, const std::vector<Classification>& scored,
                                                    const RerankOptions& options);
+// Results of windows (source[i]: the input window i came from, ascending) -> one per input: the
+// window with the highest first logit (ties: the first), its tokens the sum over windows, windows set.
+Result<std::vector<Classification>> max_over_windows(std::vector<Classification> per_window,
+                                                     const std::vector<size_t>& source, size_t inputs);
 Result<std::vector<RankedDocument>> rerank(const Pipeline& pipeline, const std::string& query,
                                            const std::vector<std::string>& documents, const RerankOptions& options = {});
+
+// The similarity of two vectors as sentence-transformers defines `similarity_fn_name`
+// (decisions().similarity): "cosine" (the dot of a / max(|a|, 1e-12) and b / max(|b|, 1e-12)), "dot", "euclidean"
+// (minus the L2 distance), "manhattan" (minus the L1 distance); sizes must agree.
+Result<double> vector_similarity(const std::string& function, const std::vector<float>& a, const std::vector<float>& b);
 
 // Where a model directory's ONNX file is. Looked for as publishers write it: model.onnx
 // (glassbox, Optimum CLI), onnx/model.onnx (transformers.js, sentence-transformers' ONNX

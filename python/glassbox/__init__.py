@@ -13,14 +13,15 @@ Errors are typed (glassbox.InvalidInput, glassbox.ModelError, ...; see glassbox.
 """
 
 from ._glassbox import Encoding, Session, TensorInfo, Tokenizer, physical_core_count
-from ._pipeline import (FeatureExtractionPipeline, Pipeline, TextClassificationPipeline, TextRankingPipeline,
-                        default_model_dir, pipeline)
+from ._pipeline import (FeatureExtractionPipeline, Pipeline, SentenceSimilarityPipeline, TextClassificationPipeline,
+                        TextRankingPipeline, default_model_dir, pipeline)
 from .errors import (GlassboxError, InternalError, InvalidInput, IoError, LimitExceeded, ModelError, NotFound,
                      Unsupported)
 
 from ._glassbox import __version__  # declared once, in CMakeLists.txt
 
 __all__ = ["Tokenizer", "Encoding", "Session", "TensorInfo", "pipeline", "Pipeline", "TextClassificationPipeline",
-           "FeatureExtractionPipeline", "TextRankingPipeline", "default_model_dir", "physical_core_count",
+           "FeatureExtractionPipeline", "TextRankingPipeline", "SentenceSimilarityPipeline", "default_model_dir",
+           "physical_core_count",
            "GlassboxError", "InvalidInput", "NotFound", "ModelError", "Unsupported", "LimitExceeded", "IoError",
            "InternalError"]

@@ -8,7 +8,8 @@ import numpy as np
 from . import _glassbox
 from .errors import InvalidInput
 
-_TASKS = {"text-classification": "classify", "feature-extraction": "embed", "text-ranking": "classify"}
+_TASKS = {"text-classification": "classify", "feature-extraction": "embed", "text-ranking": "classify",
+          "sentence-similarity": "embed"}
 
 
 def default_model_dir() -> str:
@@ -99,24 +100,29 @@ class FeatureExtractionPipeline(Pipeline):
         """``"dense"`` or ``"sparse"`` (a SpladePooling module or glassbox.json ``sparse``; see explain())."""
         return self._core.output
 
-    def __call__(self, inputs: Union[str, List[str]]) -> Any:
+    def __call__(self, inputs: Union[str, List[str]], prompt_name: Optional[str] = None,
+                 dimensions: Optional[int] = None) -> Any:
         """Embeds one text (float32 array [dim]) or a list of texts (float32 array [n, dim]); a sparse model:
         one ``{"indices", "values"}`` dict, or a list of them.
 
         Unlike transformers' per-token features, the vectors are pooled (cls / mean / none) and
         optionally L2-normalized as glassbox.json declares or derives (see explain()).
+        ``prompt_name``: a prompt the model declares (config_sentence_transformers.json ``prompts``; None:
+        its ``default_prompt_name``, if any), put before each text as sentence-transformers does.
+        ``dimensions``: Matryoshka, keep the first N values, then normalize when the model normalizes.
         """
         texts, single = self._as_list(inputs)
-        vectors, _, _ = self._core.embed(texts)
+        vectors, _, _ = self._core.embed(texts, prompt_name, dimensions)
         if self.output == "sparse":
             vectors = [{"indices": idx, "values": val} for idx, val in vectors]
         return vectors[0] if single else vectors
 
-    def details(self, inputs: Union[str, List[str]]) -> List[Dict[str, Any]]:
+    def details(self, inputs: Union[str, List[str]], prompt_name: Optional[str] = None,
+                dimensions: Optional[int] = None) -> List[Dict[str, Any]]:
         """As ``glassbox embed`` prints per text: ``vector`` (list) or, sparse, ``indices`` and ``values``;
         ``tokens``, ``tokens_dropped``."""
         texts, _ = self._as_list(inputs)
-        vectors, tokens, dropped = self._core.embed(texts)
+        vectors, tokens, dropped = self._core.embed(texts, prompt_name, dimensions)
         if self.output == "sparse":
             return [{"indices": vectors[i][0].tolist(), "values": vectors[i][1].tolist(), "tokens": tokens[i],
                      "tokens_dropped": dropped[i]} for i in range(len(texts))]
@@ -124,18 +130,46 @@ class FeatureExtractionPipeline(Pipeline):
                 for i in range(len(texts))]
 
 
+class SentenceSimilarityPipeline(FeatureExtractionPipeline):
+    """``pipeline("sentence-similarity")`` (the Hugging Face task name): one source sentence against a list,
+    scored with the model's declared ``similarity_fn_name`` (config_sentence_transformers.json; default cosine,
+    sentence-transformers' own), as TEI's ``POST /similarity`` does."""
+
+    @property
+    def similarity_function(self) -> str:
+        """``cosine``, ``dot``, ``euclidean`` or ``manhattan`` (``explain()`` shows its source)."""
+        return self._core.similarity_function
+
+    def __call__(self, source_sentence: Union[str, Dict[str, Any]], sentences: Optional[List[str]] = None,
+                 prompt_name: Optional[str] = None, dimensions: Optional[int] = None) -> List[float]:  # type: ignore[override]
+        """One score per sentence, in order. ``source_sentence`` may also be the Hub's payload
+        ``{"source_sentence": str, "sentences": [str, ...]}``. Euclidean and manhattan scores are negative
+        distances (higher is more similar), as sentence-transformers defines them."""
+        if isinstance(source_sentence, dict):
+            if sentences is not None:
+                raise InvalidInput("give sentences in the dict or as an argument, not both")
+            sentences = source_sentence.get("sentences")
+            source_sentence = source_sentence.get("source_sentence")
+        if not isinstance(source_sentence, str) or not isinstance(sentences, (list, tuple)) or not sentences:
+            raise InvalidInput("sentence-similarity needs a source_sentence (str) and a non-empty list of sentences")
+        vectors, _, _ = self._core.embed([source_sentence] + list(sentences), prompt_name, dimensions)
+        return [float(self._core.similarity(vectors[0], v)) for v in vectors[1:]]
+
+
 class TextRankingPipeline(Pipeline):
     """``pipeline("text-ranking")``: a cross-encoder (a text classifier with one label) scores (query, document)
     pairs, like sentence-transformers' ``CrossEncoder.rank``."""
 
     def __call__(self, query: str, documents: List[str], top_n: Optional[int] = None,
-                 raw_scores: bool = False) -> List[Dict[str, Any]]:
+                 raw_scores: bool = False, overflow: Optional[str] = None) -> List[Dict[str, Any]]:
         """Ranks the documents against the query, best first (ties keep the documents' order):
-        ``[{"index", "score", "logit", "text", "tokens", "tokens_dropped"}]``. ``score`` is the model's
-        declared score function of its logit (``raw_scores=True``: the logit). A pair over the model's
-        max_length is LimitExceeded unless a truncation policy is declared (``truncation="only_second"``
-        cuts only the documents)."""
-        return list(self._core.rerank(query, documents, top_n, raw_scores))
+        ``[{"index", "score", "logit", "text", "tokens", "tokens_dropped", "windows"}]``. ``score`` is the
+        model's declared score function of its logit (``raw_scores=True``: the logit). A pair over the
+        model's max_length is LimitExceeded unless a policy says otherwise: ``overflow="truncate"`` cuts
+        the document (never the query; ``tokens_dropped`` says how much), ``overflow="split"`` scores the
+        document by its best window of the document (``windows``), as does the pipeline's
+        ``truncation="only_second"`` for truncation."""
+        return list(self._core.rerank(query, documents, top_n, raw_scores, overflow))
 
 
 def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = None, *, threads: int = 0,
@@ -143,10 +177,12 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
              batch_size: Optional[int] = None,
              precision: Optional[str] = None,
              weights_cache: Optional[Union[str, "os.PathLike[str]"]] = None
-             ) -> Union[TextClassificationPipeline, FeatureExtractionPipeline, "TextRankingPipeline"]:
+             ) -> Union[TextClassificationPipeline, FeatureExtractionPipeline, "TextRankingPipeline",
+                                 "SentenceSimilarityPipeline"]:
     """Loads a text pipeline, like ``transformers.pipeline(task, model=...)``.
 
-    task: ``"text-classification"``, ``"feature-extraction"`` or ``"text-ranking"`` (a cross-encoder: a
+    task: ``"text-classification"``, ``"feature-extraction"``, ``"sentence-similarity"`` (an embedding model,
+    scores with its declared similarity function) or ``"text-ranking"`` (a cross-encoder: a
     classify model with one label); it must match the task the model
     directory declares (glassbox.json ``task``) or that is derived from it, else InvalidInput.
     model_dir: a directory in the Hugging Face Optimum layout; None: the embedded default model
@@ -170,7 +206,7 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
         err.code, err.what, err.where = "invalid argument", "task mismatch", directory
         raise err
     cls = {"text-classification": TextClassificationPipeline, "feature-extraction": FeatureExtractionPipeline,
-           "text-ranking": TextRankingPipeline}[task]
+           "text-ranking": TextRankingPipeline, "sentence-similarity": SentenceSimilarityPipeline}[task]
     if cls is TextRankingPipeline and len(core.labels) != 1:
         err = InvalidInput(f"{directory}: pipeline('text-ranking') needs a cross-encoder with one logit per pair; "
                            f"this model has {len(core.labels)} labels (fix: use pipeline('text-classification'))")

@@ -108,11 +108,15 @@ void bind_pipeline(py::module_& m) {
         return p.pipeline->decisions().sparse ? "sparse" : "dense";
       })
       .def("embed",
-           [](const PyPipeline& self, const py::handle& texts) -> py::tuple {
+           [](const PyPipeline& self, const py::handle& texts, const py::handle& prompt_name, const py::handle& dimensions) -> py::tuple {
              std::vector<PipelineInput> in = parse_texts(texts);
+             EmbedOptions options;
+             if (!dimensions.is_none()) options.dimensions = as_int(dimensions, "dimensions", 1, 1 << 30);
+             if (!prompt_name.is_none())
+               for (auto& t : in) t.prompt_name = as_utf8(prompt_name, "prompt_name");
              auto r = [&] {
                py::gil_scoped_release nogil;
-               return self.pipeline->embed(in);
+               return self.pipeline->embed(in, options);
              }();
              std::vector<Embedding> embs = unwrap(std::move(r));
              if (self.pipeline->decisions().sparse) {  // one (indices int64 [k], values float32 [k]) per text
@@ -143,16 +147,35 @@ void bind_pipeline(py::module_& m) {
                dropped.append(embs[i].tokens_dropped);
              }
              return py::make_tuple(vectors, tokens, dropped);
+           },
+           py::arg("texts"), py::arg("prompt_name") = py::none(), py::arg("dimensions") = py::none())
+      .def_property_readonly("similarity_function",
+                             [](const PyPipeline& self) { return self.pipeline->decisions().similarity; })
+      .def("similarity",
+           [](const PyPipeline& self, const py::handle& a, const py::handle& b) {
+             auto vec = [](const py::handle& h) {
+               auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(h);
+               if (!arr || arr.ndim() != 1) raise_invalid("similarity takes two 1-D float vectors");
+               return std::vector<float>(arr.data(), arr.data() + arr.size());
+             };
+             return unwrap(vector_similarity(self.pipeline->decisions().similarity, vec(a), vec(b)));
            })
       .def("rerank",
            [](const PyPipeline& self, const py::handle& query, const py::handle& documents, const py::handle& top_n,
-              const py::handle& raw_scores) {
+              const py::handle& raw_scores, const py::handle& overflow) {
              const std::string q = as_utf8(query, "query");
              std::vector<std::string> docs;
              for (auto& in : parse_texts(documents)) docs.push_back(std::move(in.text));
              RerankOptions options;
              if (!top_n.is_none()) options.top_n = static_cast<size_t>(as_int(top_n, "top_n", 1, 1 << 30));
              options.raw_scores = raw_scores.cast<bool>();
+             if (!overflow.is_none()) {
+               const std::string o = as_utf8(overflow, "overflow");
+               if (o != "error" && o != "truncate" && o != "split")
+                 raise_invalid("overflow must be 'error', 'truncate' or 'split', got '" + o + "'");
+               options.truncate = o == "truncate";
+               options.split = o == "split";
+             }
              auto r = [&] {
                py::gil_scoped_release nogil;
                return rerank(*self.pipeline, q, docs, options);
@@ -166,6 +189,7 @@ void bind_pipeline(py::module_& m) {
                e["text"] = docs[d.index];
                e["tokens"] = d.tokens;
                e["tokens_dropped"] = d.tokens_dropped;
+               e["windows"] = d.windows;
                out.append(e);
              }
              return out;

@@ -238,3 +238,59 @@ def test_sparse_model_gives_indices_and_values(tmp_path):
     one = extractor(cases[0]["text"])
     assert one["indices"].tolist() == cases[0]["indices"]
     assert extractor.details(cases[0]["text"])[0]["tokens"] == len(cases[0]["ids"])
+
+
+def test_sentence_similarity_prompt_and_dimensions(tmp_path):
+    """pipeline("sentence-similarity") and the embedding pipeline's prompt_name / dimensions on
+    scripts/make_st_models.py's directories, against its reference vectors (torch + numpy following
+    sentence-transformers): scores are the declared similarity_fn_name (cosine; dot for st_mean)."""
+    import subprocess
+    subprocess.run(["/usr/bin/python3", f"{ROOT}/scripts/make_st_models.py", "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+
+    def ref(name, **opts):
+        cases = json.loads((tmp_path / f"{name}.reference.json").read_text())["cases"]
+        keys = ("prompt_name", "prompt", "dimensions", "model_file")
+        return [c for c in cases if all(c.get(k) == opts.get(k) for k in keys)]
+
+    for name, fn in [("st_cls_normalize", "cosine"), ("st_mean", "dot")]:
+        sim = glassbox.pipeline("sentence-similarity", str(tmp_path / name), threads=1)
+        assert sim.similarity_function == fn
+        cases = ref(name)
+        a = np.asarray(cases[0]["vector"], np.float64)
+        want = []
+        for c in cases[1:]:
+            b = np.asarray(c["vector"], np.float64)
+            want.append(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)) if fn == "cosine" else a @ b)
+        got = sim(cases[0]["text"], [c["text"] for c in cases[1:]])
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        assert sim({"source_sentence": cases[0]["text"], "sentences": [cases[1]["text"]]}) == pytest.approx(got[:1], rel=1e-6)
+    emb = glassbox.pipeline("feature-extraction", str(tmp_path / "st_cls_normalize"), threads=1)
+    for opts in ({"prompt_name": "query"}, {"dimensions": 8}):
+        cases = ref("st_cls_normalize", **opts)
+        np.testing.assert_allclose(emb([c["text"] for c in cases], **opts), [c["vector"] for c in cases], rtol=1e-4, atol=1e-5)
+    with pytest.raises(glassbox.InvalidInput, match="query"):
+        emb("a fox", prompt_name="nope")
+    with pytest.raises(glassbox.InvalidInput, match="dimensions"):
+        emb("a fox", dimensions=33)
+
+
+def test_text_ranking_overflow_policies(tmp_path):
+    """A document over max_length 32: LimitExceeded naming it by default; overflow="truncate" reports the tokens it
+    lost; overflow="split" scores it in several windows (the values are checked against ORT on the tokenizers
+    peer's windows by ctest pipeline_rerank)."""
+    import subprocess
+    subprocess.run(["/usr/bin/python3", f"{ROOT}/scripts/make_cross_encoder.py", "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    ranker = glassbox.pipeline("text-ranking", str(tmp_path / "ce_sigmoid"), threads=1)
+    long_doc = " ".join(["one two three four five six seven eight nine ten eleven twelve thirteen fourteen"] * 3)
+    docs = ["A fox is an animal.", long_doc]
+    with pytest.raises(glassbox.LimitExceeded, match="input 1"):
+        ranker("Where is the train station?", docs)
+    cut = {r["index"]: r for r in ranker("Where is the train station?", docs, overflow="truncate")}
+    assert cut[1]["tokens"] == 32 and cut[1]["tokens_dropped"] > 0 and cut[0]["tokens_dropped"] == 0
+    split = {r["index"]: r for r in ranker("Where is the train station?", docs, overflow="split")}
+    assert split[1]["windows"] >= 2 and split[0]["windows"] == 1 and split[1]["tokens_dropped"] == 0
+    assert split[0]["score"] == pytest.approx(cut[0]["score"], rel=1e-6)
+    with pytest.raises(glassbox.InvalidInput, match="overflow"):
+        ranker("q", docs, overflow="chop")

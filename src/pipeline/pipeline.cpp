@@ -79,7 +79,9 @@ Result<std::string> choose_prompt(const Pipeline::Impl& p, const PipelineInput& 
   return it->second;
 }
 
-Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in, size_t index) {
+// windows: where split_windows puts the windows after the first (the returned one); null: dropped.
+Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in, size_t index,
+                               std::vector<EncodedText>* windows = nullptr) {
   EncodeOptions opts;
   opts.truncation_from_file = false;  // the pipeline's declared policy applies, not the file's
   opts.padding_from_file = false;     // batches are padded by the pipeline, explicitly
@@ -118,13 +120,19 @@ Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in,
   const int64_t len = static_cast<int64_t>(full->size());
   const int64_t max = p.decisions.max_length;
   if (len <= max) return EncodedText{std::move(full).value(), 0, prompt_tokens};
-  if (!p.decisions.truncation && !in.allow_truncation)
+  if (!p.decisions.truncation && !in.allow_truncation && !in.split_windows)
     return make_error(ErrorCode::kLimitExceeded,
                       "input has " + std::to_string(len) + " tokens, over the model's max_length " + std::to_string(max),
                       "input " + std::to_string(index),
                       "shorten the text, or allow dropping tokens with --truncation longest_first (or \"truncation\" "
                       "in glassbox.json); the response then reports tokens_dropped");
-  if (p.decisions.truncation) {
+  if (in.split_windows) {  // the request's policy wins over a declared truncation
+    TruncationPolicy policy;
+    policy.max_length = static_cast<size_t>(max);
+    policy.strategy = in.pair ? TruncationStrategy::kOnlySecond : TruncationStrategy::kLongestFirst;
+    policy.direction = Side::kRight;
+    opts.truncation = policy;
+  } else if (p.decisions.truncation) {
     opts.truncation = p.decisions.truncation;
   } else {
     TruncationPolicy policy;
@@ -136,6 +144,16 @@ Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in,
   auto cut = p.tokenizer.encode(text, pair, opts);
   if (!cut.ok()) return std::move(cut).take_error().with_where("input " + std::to_string(index));
   const int64_t kept = static_cast<int64_t>(cut->size());
+  if (in.split_windows) {
+    if (!windows && !cut->overflowing.empty())
+      return make_error(ErrorCode::kInvalidArgument, "input was split into " + std::to_string(cut->overflowing.size() + 1) +
+                            " windows, which this call cannot return", "input " + std::to_string(index),
+                        "call Pipeline::encode_windows (rerank's split does)");
+    for (auto& w : cut->overflowing)
+      if (windows) windows->push_back(EncodedText{std::move(w), 0, 0});  // a later window holds no prompt
+    cut->overflowing.clear();
+    return EncodedText{std::move(cut).value(), 0, prompt_tokens};
+  }
   cut->overflowing.clear();
   return EncodedText{std::move(cut).value(), len - kept, prompt_tokens};
 }
@@ -423,6 +441,16 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
 
 Result<EncodedText> Pipeline::encode(const PipelineInput& input, size_t index) const { return encode_one(*impl_, input, index); }
 
+Result<std::vector<EncodedText>> Pipeline::encode_windows(const PipelineInput& input, size_t index) const {
+  std::vector<EncodedText> rest;
+  GB_ASSIGN_OR_RETURN(EncodedText first, encode_one(*impl_, input, index, &rest));
+  std::vector<EncodedText> out;
+  out.reserve(rest.size() + 1);
+  out.push_back(std::move(first));
+  for (auto& w : rest) out.push_back(std::move(w));
+  return out;
+}
+
 namespace {
 
 Status check_task(const Pipeline::Impl& p, PipelineTask want) {
@@ -569,6 +597,27 @@ Result<std::vector<Embedding>> Pipeline::embed_encoded(const std::vector<Encoded
   GB_RETURN_IF_ERROR(check_task(*impl_, PipelineTask::kEmbed));
   GB_ASSIGN_OR_RETURN(auto outs, run_batch(*impl_, batch, stats));
   return embed_outputs(*impl_, batch, outs, options);
+}
+
+Result<std::vector<Embedding>> Pipeline::embed_tokens_encoded(const std::vector<EncodedText>& batch, BatchStats* stats) const {
+  GB_RETURN_IF_ERROR(check_task(*impl_, PipelineTask::kEmbed));
+  GB_ASSIGN_OR_RETURN(auto outs, run_batch(*impl_, batch, stats));
+  const NamedTensor* out = pick_output(outs, {"last_hidden_state", "token_embeddings"}, 3);
+  if (!out || out->tensor.shape()[0] != static_cast<int64_t>(batch.size()))
+    return make_error(ErrorCode::kInvalidModel, "model has no [batch, sequence, hidden] float output: no token vectors to give",
+                      impl_->files.model_path, "token vectors need a model whose output is per token (last_hidden_state)");
+  const int64_t seq = out->tensor.shape()[1], hidden = out->tensor.shape()[2];
+  std::vector<Embedding> results;
+  for (size_t r = 0; r < batch.size(); ++r) {
+    const int64_t n = std::min<int64_t>(static_cast<int64_t>(batch[r].encoding.size()), seq);
+    const float* base = out->tensor.data<float>() + static_cast<int64_t>(r) * seq * hidden;
+    Embedding e;
+    e.vector.assign(base, base + n * hidden);
+    e.tokens = n;
+    e.tokens_dropped = batch[r].tokens_dropped;
+    results.push_back(std::move(e));
+  }
+  return results;
 }
 
 Result<std::vector<Classification>> Pipeline::classify(const std::vector<PipelineInput>& inputs, int top_k) const {

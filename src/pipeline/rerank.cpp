@@ -17,6 +17,7 @@ std::vector<PipelineInput> rerank_inputs(const std::string& query, const std::ve
     in.text = query;
     in.pair = doc;
     in.allow_truncation = options.truncate;
+    in.split_windows = options.split;
     in.truncation_strategy = TruncationStrategy::kOnlySecond;
     in.truncation_direction = options.direction;
     inputs.push_back(std::move(in));
@@ -44,6 +45,7 @@ Result<std::vector<RankedDocument>> rank_documents(const Pipeline& pipeline, con
     r.score = options.raw_scores ? r.logit : c.labels[0].score;
     r.tokens = c.tokens;
     r.tokens_dropped = c.tokens_dropped;
+    r.windows = c.windows;
     ranked.push_back(r);
   }
   // NaN scores sort last (the run would have reported non-finite outputs already).
@@ -61,9 +63,76 @@ Result<std::vector<RankedDocument>> rerank(const Pipeline& pipeline, const std::
     return make_error(ErrorCode::kInvalidArgument, "rerank needs a cross-encoder; this model directory is an embedding model",
                       "rerank", "embed the query and the documents and compare the vectors (similarity), or use a cross-encoder");
   std::vector<PipelineInput> inputs = rerank_inputs(query, documents, options);
-  auto scored = pipeline.classify(inputs, 1);
-  if (!scored.ok()) return std::move(scored).take_error();
-  return rank_documents(pipeline, *scored, options);
+  if (!options.split) {
+    auto scored = pipeline.classify(inputs, 1);
+    if (!scored.ok()) return std::move(scored).take_error();
+    return rank_documents(pipeline, *scored, options);
+  }
+  // Split: every window of every document, in batches of the declared batch_size, then the best window per document.
+  std::vector<EncodedText> windows;
+  std::vector<size_t> source;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    GB_ASSIGN_OR_RETURN(auto w, pipeline.encode_windows(inputs[i], i));
+    for (auto& e : w) {
+      windows.push_back(std::move(e));
+      source.push_back(i);
+    }
+  }
+  std::vector<Classification> per_window;
+  const size_t step = static_cast<size_t>(std::max<int64_t>(1, pipeline.decisions().batch_size));
+  for (size_t start = 0; start < windows.size(); start += step) {
+    const std::vector<EncodedText> batch(windows.begin() + static_cast<std::ptrdiff_t>(start),
+                                         windows.begin() + static_cast<std::ptrdiff_t>(std::min(windows.size(), start + step)));
+    GB_ASSIGN_OR_RETURN(auto part, pipeline.classify_encoded(batch, 1));
+    for (auto& c : part) per_window.push_back(std::move(c));
+  }
+  GB_ASSIGN_OR_RETURN(auto scored, max_over_windows(std::move(per_window), source, inputs.size()));
+  return rank_documents(pipeline, scored, options);
+}
+
+Result<std::vector<Classification>> max_over_windows(std::vector<Classification> per_window, const std::vector<size_t>& source,
+                                                     size_t inputs) {
+  if (source.size() != per_window.size())
+    return make_error(ErrorCode::kInternal, "windows and their sources differ in number", "max_over_windows");
+  std::vector<Classification> out(inputs);
+  std::vector<int64_t> tokens(inputs, 0), count(inputs, 0);
+  for (size_t w = 0; w < per_window.size(); ++w) {
+    const size_t i = source[w];
+    if (i >= inputs || per_window[w].logits.empty())
+      return make_error(ErrorCode::kInternal, "a window's source or score is missing", "max_over_windows");
+    tokens[i] += per_window[w].tokens;
+    // The first window wins ties; NaN never wins (the run reports it).
+    if (count[i]++ == 0 || per_window[w].logits[0] > out[i].logits[0]) out[i] = std::move(per_window[w]);
+  }
+  for (size_t i = 0; i < inputs; ++i) {
+    if (count[i] == 0) return make_error(ErrorCode::kInternal, "input " + std::to_string(i) + " has no window", "max_over_windows");
+    out[i].tokens = tokens[i];
+    out[i].tokens_dropped = 0;
+    out[i].windows = count[i];
+  }
+  return out;
+}
+
+Result<double> vector_similarity(const std::string& function, const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size())
+    return make_error(ErrorCode::kInvalidArgument,
+                      "vectors of " + std::to_string(a.size()) + " and " + std::to_string(b.size()) + " values cannot be compared",
+                      "similarity");
+  double dot = 0, aa = 0, bb = 0, l1 = 0, l2 = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    const double x = a[k], y = b[k];
+    dot += x * y;
+    aa += x * x;
+    bb += y * y;
+    l1 += std::fabs(x - y);
+    l2 += (x - y) * (x - y);
+  }
+  if (function == "cosine") return dot / (std::max(std::sqrt(aa), 1e-12) * std::max(std::sqrt(bb), 1e-12));
+  if (function == "dot") return dot;
+  if (function == "euclidean") return -std::sqrt(l2);
+  if (function == "manhattan") return -l1;
+  return make_error(ErrorCode::kUnsupported, "similarity function '" + function + "' is not one glassbox computes", "similarity",
+                    "declare cosine, dot, euclidean or manhattan (config_sentence_transformers.json similarity_fn_name)");
 }
 
 }  // namespace glassbox

@@ -11,7 +11,8 @@
 //      cuts the document and the score equals ORT on the peer's only_second truncation;
 //   4. refusals: a classifier with 3 labels, an unknown declared activation;
 //   5. served: TEI POST /rerank and the Cohere/Jina POST /v1/rerank give the same scores and order,
-//      with top_n, return_documents/return_text, raw_scores, truncate, and errors for bad bodies.
+//      with top_n, return_documents/return_text, raw_scores, and errors for bad bodies;
+//   6. the long-document policy ("overflow": error / truncate / split) against the peer's windows.
 // Usage: node tests/pipeline/rerank_test.js GLASSBOX_BINARY CE_DIR   (CE_DIR: make_cross_encoder.py --out)
 'use strict';
 const fs = require('fs');
@@ -159,6 +160,75 @@ async function post(base, route, body) {
   return { status: r.status, json, text };
 }
 
+// The windows of (query, doc) at max_length 32 as docs/retrieval.md declares them, built from the peer's
+// untruncated pair encoding: the document's tokens in consecutive chunks of (32 - query pair overhead), no
+// overlap, each as [CLS] query [SEP] chunk [SEP]; each scored by ORT. (The peer's own overflowing pairs are not
+// used: with only_second they drop document tokens: tokenizers 0.23.2 gives a 9-token second window here, where
+// 19 document tokens remain.) Also the untruncated length and the only_second cut's length.
+async function peerWindows(dir, query, doc) {
+  const tok = tk.Tokenizer.fromFile(path.join(dir, 'tokenizer.json'));
+  const e = await tok.encode(query, doc);
+  const ids = e.getIds(), types = e.getTypeIds();
+  const firstLen = types.indexOf(1);  // [CLS] query [SEP]
+  const docIds = ids.slice(firstLen, ids.length - 1), sep = ids[ids.length - 1];
+  const chunk = 32 - firstLen - 1;
+  const logits = [];
+  for (let at = 0; at < docIds.length; at += chunk) {
+    const part = docIds.slice(at, at + chunk);
+    const w = ids.slice(0, firstLen).concat(part, [sep]);
+    const t = new Array(firstLen).fill(0).concat(new Array(part.length + 1).fill(1));
+    const n = w.length;
+    const i64 = (a) => ({ type: 'int64', dims: [1, n], data: BigInt64Array.from(a.map((x) => BigInt(x))) });
+    const r = await runOrt(path.join(dir, 'onnx', 'model.onnx'), {
+      input_ids: i64(w), attention_mask: i64(new Array(n).fill(1)), token_type_ids: i64(t) });
+    logits.push(r[0].data[0]);
+  }
+  return { full: ids.length, logits, kept: 32 };
+}
+
+// The long-document policy on both routes: error (default) names the document and its length;
+// truncate reports the tokens each document lost; split scores the best window (max over the peer's windows).
+async function policyChecks(server) {
+  const dir = path.join(CE, 'ce_sigmoid');
+  const win = await peerWindows(dir, QUERY, LONG);
+  const short = (await peerLogits(dir, QUERY, [DOCS[0]]))[0];
+  let r = await post(server.base, '/rerank', { query: QUERY, texts: [DOCS[0], LONG] });
+  check(r.status === 413 && /document 1/.test(r.text) && r.text.includes(`${win.full} tokens`) && /max_length 32/.test(r.text),
+        `error (default): 413 naming document 1 and its ${win.full} tokens (${r.text.slice(0, 200)})`);
+  r = await post(server.base, '/v1/rerank', { query: QUERY, documents: [DOCS[0], LONG], overflow: 'error' });
+  check(r.status === 413 && r.json && r.json.error && /document 1/.test(r.json.error.message),
+        `/v1/rerank overflow "error": 413 in OpenAI's shape naming document 1 (${r.text.slice(0, 160)})`);
+  for (const body of [{ truncate: true }, { overflow: 'truncate' }]) {
+    r = await fetch(`${server.base}/rerank`, { method: 'POST', body: JSON.stringify({ query: QUERY, texts: [DOCS[0], LONG], ...body }) });
+    const j = await r.json();
+    const long = j.find((x) => x.index === 1), first = j.find((x) => x.index === 0);
+    check(r.status === 200 && long.tokens_dropped === win.full - 32 && first.tokens_dropped === 0 &&
+          relClose(long.score, sigmoid(win.logits[0]), 1e-5) &&
+          r.headers.get('x-glassbox-tokens-dropped-per-input') === `0,${win.full - 32}`,
+          `${JSON.stringify(body)}: per document tokens_dropped (0, ${win.full - 32}) in body and header, score = ORT on the ` +
+          `peer's only_second cut (${JSON.stringify(j)})`);
+  }
+  const best = Math.max(...win.logits);
+  for (const route of ['/rerank', '/v1/rerank']) {
+    const body = route === '/rerank' ? { query: QUERY, texts: [DOCS[0], LONG], overflow: 'split', raw_scores: true }
+                                     : { query: QUERY, documents: [DOCS[0], LONG], overflow: 'split' };
+    r = await post(server.base, route, body);
+    const rows = route === '/rerank' ? r.json : r.json && r.json.results;
+    const long = rows && rows.find((x) => x.index === 1), first = rows && rows.find((x) => x.index === 0);
+    const score = (x) => (route === '/rerank' ? x.score : x.relevance_score);
+    const want = route === '/rerank' ? best : sigmoid(best);
+    check(r.status === 200 && win.logits.length >= 2 && long && long.windows === win.logits.length && first.windows === 1 &&
+          relClose(score(long), want, 1e-5) && relClose(score(first), route === '/rerank' ? short.logit : sigmoid(short.logit), 1e-5),
+          `${route} overflow "split": document 1 in ${win.logits.length} windows, score = max of ORT over the windows of the ` +
+          `peer's tokens (${want.toFixed(5)}) (${r.text.slice(0, 200)})`);
+  }
+  for (const [body, why] of [[{ overflow: 'chop' }, 'an unknown policy'], [{ overflow: 'split', truncate: true }, 'disagreeing fields'],
+                             [{ truncation_direction: 'Up' }, 'a bad truncation_direction']]) {
+    r = await post(server.base, '/rerank', { query: QUERY, texts: DOCS, ...body });
+    check(r.status === 400 && r.json && r.json.error, `/rerank ${why}: 400 (${r.text.slice(0, 120)})`);
+  }
+}
+
 async function serveChecks(sigmoidRef) {
   const expected = sigmoidRef.map((x) => sigmoid(x.logit));
   const order = peerOrder(expected);
@@ -179,10 +249,7 @@ async function serveChecks(sigmoidRef) {
           relClose(x.relevance_score, expected[x.index], 1e-5) && x.document.text === DOCS[x.index]) &&
           r.json.usage && r.json.usage.total_tokens === sigmoidRef.reduce((s, x) => s + x.tokens, 0),
           `/v1/rerank (Cohere/Jina shape): top_n 3, documents, usage.total_tokens (${r.text.slice(0, 200)})`);
-    r = await post(server.base, '/rerank', { query: QUERY, texts: [DOCS[0], LONG] });
-    check(r.status === 413 && /input 1/.test(r.text), `TEI /rerank: an overlong pair is 413 naming it (${r.text.slice(0, 160)})`);
-    r = await post(server.base, '/rerank', { query: QUERY, texts: [DOCS[0], LONG], truncate: true });
-    check(r.status === 200 && r.json.length === 2, `TEI /rerank truncate: true cuts the document (${r.text.slice(0, 120)})`);
+    await policyChecks(server);
     for (const [route, body, why] of [
       ['/rerank', { texts: DOCS }, 'no query'],
       ['/rerank', { query: QUERY, texts: 'one' }, 'texts not a list'],

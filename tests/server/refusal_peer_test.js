@@ -51,7 +51,9 @@ async function main() {
     check(ok.data.length === 1, 'a valid request succeeds');
     await expectRefusal('5 texts over max_texts_per_request', client.embeddings.create({ model, input: ['a', 'b', 'c', 'd', 'e'] }),
       openai.BadRequestError, 400, 'invalid_request_error', 'invalid_request', 'input');
-    await expectRefusal('dimensions', client.embeddings.create({ model, input: 'a', dimensions: 8 }),
+    await expectRefusal('dimensions over the vector size', client.embeddings.create({ model, input: 'a', dimensions: 100000 }),
+      openai.BadRequestError, 400, 'invalid_request_error', 'invalid_request', 'dimensions');
+    await expectRefusal('dimensions 0', client.embeddings.create({ model, input: 'a', dimensions: 0 }),
       openai.BadRequestError, 400, 'invalid_request_error', 'invalid_request', 'dimensions');
     await expectRefusal('unknown model', client.embeddings.create({ model: 'nope', input: 'a' }),
       openai.NotFoundError, 404, 'invalid_request_error', 'model_not_found', 'model');

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "server/codec/json_body.h"
+#include "server/routes/embed_request.h"
 #include "server/routes/router.h"
 
 namespace glassbox::server {
@@ -53,27 +54,20 @@ void openai_embeddings(ServerContext& ctx, HttpRequest&& req, const PathParams&,
   const std::string fmt = format->value_or("float");
   if (fmt != "float" && fmt != "base64")
     return respond(refuse(C::kInvalidRequest, "encoding_format must be \"float\" or \"base64\"", "encoding_format"));
-  if (body->contains("dimensions") && !(*body)["dimensions"].is_null())
-    return respond(refuse(C::kInvalidRequest, "\"dimensions\" is not supported: the model's vectors are returned whole", "dimensions"));
-  // "truncate" is glassbox's extension (the openai client sends it with extra_body / a spread body).
-  auto truncate = optional_bool(*body, "truncate");
-  if (!truncate.ok()) return respond(error_response(truncate.error(), nullptr));
-  for (auto& in : *inputs) in.allow_truncation = truncate->value_or(false);
+  // "dimensions" is OpenAI's (Matryoshka: the first N values, then normalized when the model normalizes);
+  // "overflow", "truncate", "truncation_direction" and "prompt_name" are glassbox's extensions (the openai
+  // client sends them with extra_body / a spread body).
   TextJob job;
+  Status st = read_embed_fields(*body, false, *inputs, job);
+  if (!st.ok()) return respond(error_response(st.error(), nullptr));
   job.task = PipelineTask::kEmbed;
   job.inputs = std::move(inputs).value();
   auto m = look.model;
   job.done = [respond, m, fmt](Result<TextResults> r) {
-    if (!r.ok()) {
-      Error e = r.error();
-      if (e.code == ErrorCode::kLimitExceeded)
-        e.fix = "send \"truncate\": true to drop the tokens past the limit (the response reports how many), or shorten the text";
-      Refusal refusal = refusal_from_error(e, m.get());
-      if (refusal.code == RefusalCode::kTooLarge) refusal.param = "input";
-      return respond(refuse(std::move(refusal)));
-    }
+    if (!r.ok()) return respond(embed_error_response(r.error(), *m, "input"));
     ojson data = ojson::array();
-    int64_t tokens = 0, dropped = 0;
+    int64_t tokens = 0;
+    std::vector<int64_t> dropped;
     for (size_t i = 0; i < r->embeddings.size(); ++i) {
       const auto& e = r->embeddings[i];
       ojson row{{"object", "embedding"}, {"index", i}};
@@ -81,12 +75,12 @@ void openai_embeddings(ServerContext& ctx, HttpRequest&& req, const PathParams&,
       else row["embedding"] = e.vector;
       data.push_back(std::move(row));
       tokens += e.tokens;
-      dropped += e.tokens_dropped;
+      dropped.push_back(e.tokens_dropped);
     }
     ojson out{{"object", "list"}, {"data", std::move(data)}, {"model", m->name},
               {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}};
     HttpResponse res = json_response(200, out);
-    add_truncation_header(res, dropped);
+    add_dropped_headers(res, dropped);
     respond(std::move(res));
   };
   WorkItem item = make_work(ctx, m, std::move(job), req);

@@ -4,6 +4,7 @@
 // model's declared score function (docs/retrieval.md "Rerank").
 #include "glassbox/pipeline.h"
 #include "server/codec/json_body.h"
+#include "server/routes/embed_request.h"
 #include "server/routes/router.h"
 
 namespace glassbox::server {
@@ -50,6 +51,15 @@ Status read_documents(const json& texts, const char* field, const ServerOptions&
   return {};
 }
 
+// The long-document policy (embed_request.h): "overflow" / "truncate", and "truncation_direction".
+Status read_policy(const json& body, RerankRequest& r) {
+  GB_ASSIGN_OR_RETURN(Overflow o, read_overflow(body, true));
+  GB_ASSIGN_OR_RETURN(r.options.direction, read_truncation_direction(body));
+  r.options.truncate = o == Overflow::kTruncate;
+  r.options.split = o == Overflow::kSplit;
+  return {};
+}
+
 // TEI: {query, texts, raw_scores?, return_text?, truncate?, truncation_direction?: "Left"|"Right"}.
 Result<RerankRequest> parse_tei(const json& body, const ServerOptions& o) {
   RerankRequest r;
@@ -58,14 +68,9 @@ Result<RerankRequest> parse_tei(const json& body, const ServerOptions& o) {
   GB_RETURN_IF_ERROR(read_documents(body["texts"], "texts", o, r));
   GB_ASSIGN_OR_RETURN(auto raw, optional_bool(body, "raw_scores"));
   GB_ASSIGN_OR_RETURN(auto text, optional_bool(body, "return_text"));
-  GB_ASSIGN_OR_RETURN(auto truncate, optional_bool(body, "truncate"));
-  GB_ASSIGN_OR_RETURN(auto direction, optional_string(body, "truncation_direction"));
   r.options.raw_scores = raw.value_or(false);
   r.return_text = text.value_or(false);
-  r.options.truncate = truncate.value_or(false);
-  if (direction && *direction != "Left" && *direction != "Right")
-    return make_error(ErrorCode::kInvalidArgument, "\"truncation_direction\" must be \"Left\" or \"Right\"", "body");
-  r.options.direction = direction && *direction == "Left" ? Side::kLeft : Side::kRight;
+  GB_RETURN_IF_ERROR(read_policy(body, r));
   return r;
 }
 
@@ -80,6 +85,7 @@ Result<RerankRequest> parse_cohere(const json& body, const ServerOptions& o) {
   if (top_n && *top_n < 1) return make_error(ErrorCode::kInvalidArgument, "\"top_n\" must be at least 1", "body: \"top_n\"");
   if (top_n) r.options.top_n = static_cast<size_t>(*top_n);
   r.return_text = docs.value_or(false);
+  GB_RETURN_IF_ERROR(read_policy(body, r));
   return r;
 }
 
@@ -98,11 +104,30 @@ ModelLookup pick_cross_encoder(ServerContext& ctx, const std::optional<std::stri
   return l;
 }
 
+// What the declared policy did to this document: tokens cut (truncate) or windows scored (split).
+void add_policy_fields(ojson& e, const RankedDocument& d, const RerankOptions& o) {
+  if (o.truncate) e["tokens_dropped"] = d.tokens_dropped;
+  if (o.split) e["windows"] = d.windows;
+}
+
+// An overlong pair names the document (its index in the request) and the pair's token count.
+HttpResponse rerank_error(Error e, const LoadedModel& m) {
+  if (e.code == ErrorCode::kLimitExceeded) {
+    if (e.where.rfind("input ", 0) == 0) e.where = "document " + e.where.substr(6) + " (with the query)";
+    if (e.what.rfind("input has ", 0) == 0) e.what = "the pair has " + e.what.substr(10);
+    e.fix = "send \"overflow\": \"truncate\" (or \"truncate\": true) to cut the documents (never the query) to the model's "
+            "max_length, each result saying how many tokens it lost, or \"overflow\": \"split\" to score each document by "
+            "its best window";
+  }
+  return error_response(e, &m);
+}
+
 ojson tei_body(const std::vector<RankedDocument>& ranked, const RerankRequest& r) {
   ojson out = ojson::array();
   for (const auto& d : ranked) {
     ojson e{{"index", d.index}, {"score", d.score}};
     if (r.return_text) e["text"] = r.documents[d.index];
+    add_policy_fields(e, d, r.options);
     out.push_back(std::move(e));
   }
   return out;
@@ -114,6 +139,7 @@ ojson cohere_body(const std::vector<RankedDocument>& ranked, const RerankRequest
   for (const auto& d : ranked) {
     ojson e{{"index", d.index}, {"relevance_score", d.score}};
     if (r.return_text) e["document"] = {{"text", r.documents[d.index]}};
+    add_policy_fields(e, d, r.options);
     results.push_back(std::move(e));
   }
   return ojson{{"model", model}, {"results", std::move(results)}, {"usage", {{"total_tokens", total_tokens}}}};
@@ -136,22 +162,20 @@ void rerank_route(ServerContext& ctx, HttpRequest&& req, bool cohere, Responder 
   job.task = PipelineTask::kClassify;
   job.inputs = rerank_inputs(request->query, request->documents, request->options);
   job.done = [respond, m, request, cohere](Result<TextResults> r) {
-    if (!r.ok()) {
-      Error e = r.error();
-      if (e.code == ErrorCode::kLimitExceeded)
-        e.fix = "send \"truncate\": true to cut the documents (never the query) to the model's max_length; the response "
-                "header X-Glassbox-Tokens-Dropped says how many tokens were cut";
-      return respond(error_response(e, m.get()));
-    }
-    auto ranked = rank_documents(*m->pipeline, r->classes, request->options);
+    if (!r.ok()) return respond(rerank_error(r.error(), *m));
+    auto per_document = r->source.empty() ? Result<std::vector<Classification>>(std::move(r->classes))
+                                          : max_over_windows(std::move(r->classes), r->source, request->documents.size());
+    if (!per_document.ok()) return respond(error_response(per_document.error(), m.get()));
+    auto ranked = rank_documents(*m->pipeline, *per_document, request->options);
     if (!ranked.ok()) return respond(error_response(ranked.error(), m.get()));
-    int64_t tokens = 0, dropped = 0;
-    for (const auto& c : r->classes) {
+    int64_t tokens = 0;
+    std::vector<int64_t> dropped;
+    for (const auto& c : *per_document) {
       tokens += c.tokens;
-      dropped += c.tokens_dropped;
+      dropped.push_back(c.tokens_dropped);
     }
     HttpResponse res = json_response(200, cohere ? cohere_body(*ranked, *request, m->name, tokens) : tei_body(*ranked, *request));
-    add_truncation_header(res, dropped);
+    add_dropped_headers(res, dropped);
     respond(std::move(res));
   };
   WorkItem item = make_work(ctx, m, std::move(job), req);

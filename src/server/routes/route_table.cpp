@@ -38,6 +38,8 @@ const std::vector<Route> kRoutes = {
     {"POST", "/rerank", P::kTei, tei_rerank, "TEI rerank: a cross-encoder scores (query, text) pairs"},
     {"POST", "/v1/rerank", P::kOpenai, cohere_rerank, "rerank in Cohere's and Jina's shape"},
     {"POST", "/embed_sparse", P::kTei, tei_embed_sparse, "TEI sparse embeddings (SPLADE models): [{index, value}] per text"},
+    {"POST", "/similarity", P::kTei, tei_similarity, "TEI similarity: a source sentence against sentences, the model's declared similarity_fn_name"},
+    {"POST", "/embed_all", P::kTei, tei_embed_all, "TEI token-level vectors (the model's last hidden state per token)"},
     {"GET", "/metrics", P::kMetrics, metrics_scrape, "Prometheus metrics (text format 0.0.4)"},
 };
 

@@ -100,6 +100,9 @@ GB_ROUTE_HANDLER(tei_rerank);
 GB_ROUTE_HANDLER(cohere_rerank);
 // sparse_routes.cpp
 GB_ROUTE_HANDLER(tei_embed_sparse);
+// retrieval_routes.cpp
+GB_ROUTE_HANDLER(tei_similarity);
+GB_ROUTE_HANDLER(tei_embed_all);
 // server_metrics.cpp
 GB_ROUTE_HANDLER(metrics_scrape);
 

@@ -5,6 +5,7 @@
 
 #include "glassbox/version.h"
 #include "server/codec/json_body.h"
+#include "server/routes/embed_request.h"
 #include "server/routes/router.h"
 
 namespace glassbox::server {
@@ -73,28 +74,30 @@ void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& resp
   auto inputs = task == PipelineTask::kEmbed ? parse_texts((*body)["inputs"], "inputs", ctx.options)
                                              : predict_inputs((*body)["inputs"], ctx.options);
   if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
-  auto truncate = read_truncate(*body);
-  if (!truncate.ok()) return respond(error_response(truncate.error(), nullptr));
-  for (auto& in : *inputs) in.allow_truncation = *truncate;
   TextJob job;
+  if (task == PipelineTask::kEmbed) {  // overflow, truncation_direction, prompt_name, normalize, dimensions
+    Status st = read_embed_fields(*body, true, *inputs, job);
+    if (!st.ok()) return respond(error_response(st.error(), nullptr));
+  } else {
+    auto truncate = read_truncate(*body);
+    if (!truncate.ok()) return respond(error_response(truncate.error(), nullptr));
+    for (auto& in : *inputs) in.allow_truncation = *truncate;
+  }
   job.task = task;
   job.inputs = std::move(inputs).value();
   const bool single = (*body)["inputs"].is_string();
   auto m = look.model;
   if (task == PipelineTask::kEmbed) {
-    auto normalize = optional_bool(*body, "normalize");
-    if (!normalize.ok()) return respond(error_response(normalize.error(), nullptr));
-    job.normalize = *normalize;
     job.done = [respond, m](Result<TextResults> r) {
-      if (!r.ok()) return respond(overlong(r.error(), *m));
+      if (!r.ok()) return respond(embed_error_response(r.error(), *m, "inputs"));
       json out = json::array();
-      int64_t dropped = 0;
+      std::vector<int64_t> dropped;
       for (const auto& e : r->embeddings) {
         out.push_back(e.vector);
-        dropped += e.tokens_dropped;
+        dropped.push_back(e.tokens_dropped);
       }
       HttpResponse res = json_response(200, out);
-      add_truncation_header(res, dropped);
+      add_dropped_headers(res, dropped);
       respond(std::move(res));
     };
   } else {

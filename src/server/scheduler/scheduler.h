@@ -35,13 +35,18 @@ namespace glassbox::server {
 
 struct TextResults {
   std::vector<Classification> classes;  // classify: every label, sorted by score
-  std::vector<Embedding> embeddings;
+  std::vector<Embedding> embeddings;      // embed: one per text; token_vectors: [tokens x hidden] flattened
+  // Set when an input was split into windows (PipelineInput::split_windows): the input each result
+  // belongs to (ascending; max_over_windows folds them). Empty: one result per input, in order.
+  std::vector<size_t> source;
 };
 
 struct TextJob {
   PipelineTask task = PipelineTask::kClassify;
   std::vector<PipelineInput> inputs;
   std::optional<bool> normalize;  // embed: overrides the declared decision
+  std::optional<int64_t> dimensions;  // embed: Matryoshka, keep the first N values (then normalize)
+  bool token_vectors = false;     // embed: token-level vectors (Pipeline::embed_tokens_encoded), no pooling
   std::function<void(Result<TextResults>)> done;
 };
 

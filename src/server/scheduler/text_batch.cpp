@@ -15,7 +15,8 @@ using Clock = std::chrono::steady_clock;
 bool same_text_batch(const WorkItem& a, const WorkItem& b) {
   const auto* ta = std::get_if<TextJob>(&a.job);
   const auto* tb = std::get_if<TextJob>(&b.job);
-  return ta && tb && a.model == b.model && ta->task == tb->task && ta->normalize == tb->normalize;
+  return ta && tb && a.model == b.model && ta->task == tb->task && ta->normalize == tb->normalize &&
+         ta->dimensions == tb->dimensions && ta->token_vectors == tb->token_vectors;
 }
 
 void finish(Scheduler::Pending& p, Result<TextResults> r) {
@@ -31,21 +32,27 @@ void encode_texts(Scheduler::Pending& p, Metrics* metrics) {
   const auto& job = std::get<TextJob>(p.item.job);
   const LoadedModel& m = *p.item.model;
   const Labels labels = model_labels(m);
+  bool windows = false;
   for (size_t i = 0; i < job.inputs.size(); ++i) {
-    auto e = m.pipeline->encode(job.inputs[i], i);
-    if (!e.ok()) return finish(p, std::move(e).take_error());
-    const int64_t tokens = static_cast<int64_t>(e->encoding.size());
-    metrics->observe("glassbox_input_tokens", labels, static_cast<double>(tokens));
-    if (e->tokens_dropped > 0) {
-      metrics->add("glassbox_truncated_inputs_total", labels);
-      metrics->add("glassbox_truncated_tokens_total", labels, static_cast<double>(e->tokens_dropped));
+    auto encoded = m.pipeline->encode_windows(job.inputs[i], i);  // one text unless split into windows
+    if (!encoded.ok()) return finish(p, std::move(encoded).take_error());
+    windows = windows || encoded->size() > 1;
+    for (auto& e : *encoded) {
+      const int64_t tokens = static_cast<int64_t>(e.encoding.size());
+      metrics->observe("glassbox_input_tokens", labels, static_cast<double>(tokens));
+      if (e.tokens_dropped > 0) {
+        metrics->add("glassbox_truncated_inputs_total", labels);
+        metrics->add("glassbox_truncated_tokens_total", labels, static_cast<double>(e.tokens_dropped));
+      }
+      if (p.item.meta) {
+        p.item.meta->tokens += tokens;
+        p.item.meta->tokens_dropped += e.tokens_dropped;
+      }
+      p.texts.push_back(std::move(e));
+      p.results.source.push_back(i);
     }
-    if (p.item.meta) {
-      p.item.meta->tokens += tokens;
-      p.item.meta->tokens_dropped += e->tokens_dropped;
-    }
-    p.texts.push_back(std::move(e).value());
   }
+  if (!windows) p.results.source.clear();
   p.remaining = p.texts.size();
   if (job.task == PipelineTask::kClassify) p.results.classes.resize(p.texts.size());
   else p.results.embeddings.resize(p.texts.size());
@@ -68,8 +75,10 @@ Result<TextResults> run_engine(const LoadedModel& m, const TextJob& job, const s
   if (job.task == PipelineTask::kClassify) {
     const int all = static_cast<int>(m.pipeline->decisions().labels.size());
     GB_ASSIGN_OR_RETURN(r.classes, m.pipeline->classify_encoded(batch, all, stats));
+  } else if (job.token_vectors) {
+    GB_ASSIGN_OR_RETURN(r.embeddings, m.pipeline->embed_tokens_encoded(batch, stats));
   } else {
-    GB_ASSIGN_OR_RETURN(r.embeddings, m.pipeline->embed_encoded(batch, job.normalize, stats));
+    GB_ASSIGN_OR_RETURN(r.embeddings, m.pipeline->embed_encoded(batch, EmbedOptions{job.normalize, job.dimensions}, stats));
   }
   return r;
 }
