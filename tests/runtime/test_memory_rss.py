@@ -58,7 +58,8 @@ def main():
             problems.append(f"inspect {batch}x{tokens} failed: {err}")
             continue
         est = json.loads(out)
-        text = text_of_tokens(cli, os.path.join(model, "tokenizer.json"), tokens)
+        # The tokens inspect could make of one repeated word (at most the asked count): the same text here.
+        text = text_of_tokens(cli, os.path.join(model, "tokenizer.json"), est["shape"]["tokens"])
         # One engine run of exactly this shape, twice (the second on the plan's arena), as the estimate assumes.
         lines = "".join(json.dumps({"text": text}) + "\n" for _ in range(2 * batch))
         with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
