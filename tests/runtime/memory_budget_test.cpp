@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <cctype>
 
 #include "cli_runner.h"
 #include "runtime/tensor_io.h"
@@ -18,10 +18,15 @@ using glassbox::testing::run_cli;
 
 const std::string kDefaultModel = std::string(GLASSBOX_SOURCE_DIR) + "/models/langid";
 
+// The number after "KEY " or "KEY (" in `text`; -1 when absent.
 int64_t number_after(const std::string& text, const std::string& key) {
-  std::smatch m;
-  if (!std::regex_search(text, m, std::regex(key + " \\(?([0-9]+)"))) return -1;
-  return std::stoll(m[1].str());
+  size_t at = text.find(key);
+  if (at == std::string::npos) return -1;
+  at += key.size();
+  while (at < text.size() && (text[at] == ' ' || text[at] == '(')) ++at;
+  size_t end = at;
+  while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+  return end > at ? std::stoll(text.substr(at, end - at)) : -1;
 }
 
 TEST(MemoryBudget, PipelineOverBudgetIsRefusedAtLoadNamingTheNumbers) {
