@@ -152,12 +152,17 @@ Result<BudgetedPipeline> load_with_budget(const std::string& dir, const Pipeline
     }
     opts.session.memory_limit_bytes = std::min(opts.session.memory_limit_bytes, left);
   }
+  const int64_t before_load = process_rss_bytes();
   GB_ASSIGN_OR_RETURN(Pipeline p, Pipeline::load(dir, opts));
   BudgetedPipeline out{std::move(p), std::nullopt, {budget_row}};
   if (!estimate) return out;
+  // What loading itself left resident beyond the weights (pool threads, the parsed graph and plans, the
+  // load-time probe run, allocator caches): the resident set's high-water growth across the load, measured.
+  const int64_t load = std::max<int64_t>(0, process_peak_rss_bytes() - before_load - weights);
   const int64_t batch = shape ? shape->first : out.pipeline.decisions().batch_size;
   const int64_t tokens = shape && shape->second > 0 ? shape->second : out.pipeline.decisions().max_length;
   GB_ASSIGN_OR_RETURN(MemoryEstimate e, estimate_text_memory(out.pipeline, batch, tokens, tokenizer, weights, budget));
+  e.baseline += load;  // the process row: before the model, plus what loading left beyond the weights
   GB_RETURN_IF_ERROR(check_memory_budget(e, dir));
   auto rows = memory_rows(e);
   out.rows.insert(out.rows.end(), rows.begin(), rows.end());
@@ -177,7 +182,7 @@ Status check_memory_budget(const MemoryEstimate& e, const std::string& where) {
                     "the model needs an estimated " + std::to_string(e.total()) + " bytes (" + format_bytes(e.total()) +
                         ") at its largest declared shape " + std::to_string(e.batch) + " x " + std::to_string(e.tokens) +
                         " tokens, over the budget of " + std::to_string(e.budget) + " bytes (" + format_bytes(e.budget) +
-                        "): process " + std::to_string(e.baseline) + " + tokenizer " + std::to_string(e.tokenizer) +
+"): process " + std::to_string(e.baseline) + " + tokenizer " + std::to_string(e.tokenizer) +
                         " + weights " + std::to_string(e.weights) + " + run tensors " + std::to_string(e.run()),
                     where, "raise --max-memory (glassbox.json max_memory), or declare a smaller batch_size / max_length");
 }
@@ -186,7 +191,9 @@ std::vector<Derivation> memory_rows(const MemoryEstimate& e) {
   const std::string shape = std::to_string(e.batch) + " x " + std::to_string(e.tokens) + " tokens";
   std::vector<Derivation> rows = {
       {"memory.shape", shape, "the largest declared shape: batch_size x max_length (or inspect --shape)"},
-      {"memory.process", std::to_string(e.baseline), "measured: resident set before any model loaded (binary, libraries)"},
+      {"memory.process", std::to_string(e.baseline),
+       "measured: resident set before any model loaded (binary, libraries) plus the high-water growth across the "
+       "model's load beyond the weights (pool threads, parsed graph, the load-time probe run)"},
       {"memory.tokenizer", std::to_string(e.tokenizer), "measured: resident-set growth while tokenizer.json loaded"},
       {"memory.weights", std::to_string(e.weights),
        "the model's initializers, counted whole (fp32 packing replaces the mapped pages it packs)"},
