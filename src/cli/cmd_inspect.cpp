@@ -61,7 +61,7 @@ void inspect_memory(const InspectArgs& a) {
   auto total_at = [&](int64_t batch, int64_t tokens) {
     auto r = pipeline::estimate_text_memory(p, batch, tokens, e.tokenizer, e.weights, budget);
     if (!r.ok()) cli::fail("inspect", r.error());
-    return r->total();
+    return r->total() + (e.baseline - r->baseline);  // the load's measured growth, counted in e's process row
   };
   nlohmann::ordered_json j{{"model", a.path}, {"shape", {{"batch", e.batch}, {"tokens", e.tokens}}}, {"estimate_bytes", e.total()},
                            {"breakdown", {{"process", e.baseline}, {"tokenizer", e.tokenizer}, {"weights", e.weights},
