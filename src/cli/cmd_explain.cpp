@@ -10,6 +10,7 @@
 #include "glassbox/pipeline.h"
 #include "glassbox/vision_pipeline.h"
 #include "glassbox/ocr.h"
+#include "glassbox/memory_budget.h"
 #include "server/repository/warmup.h"
 #include "server/routes/route_table.h"
 
@@ -133,10 +134,13 @@ ExplainedModel load_for_explain(const ExplainArgs& a, glassbox::diag::EffectiveO
     po.session = opts.session;
     a.session.apply(po);
     po.model_file = a.model_file;
-    auto pipeline = Pipeline::load(a.model, po);
-    if (!pipeline.ok()) cli::fail("explain", pipeline.error());
+    // With a budget (--max-memory, glassbox.json max_memory): the memory breakdown of the largest declared shape.
+    auto budgeted = pipeline::load_with_budget(a.model, po, a.session.max_memory.value_or(0));
+    if (!budgeted.ok()) cli::fail("explain", budgeted.error());
+    const Pipeline* pipeline = &budgeted->pipeline;
     opts.session = pipeline->session().options();
     m.decisions = pipeline->derivations();
+    if (budgeted->estimate) m.decisions.insert(m.decisions.end(), budgeted->rows.begin(), budgeted->rows.end());
     for (const auto& d : m.decisions)  // glassbox.json may declare the precision
       if ((d.field == "precision" || d.field == "weights_cache" || d.field == "pool_wait") && d.source == "glassbox.json")
         opts.sources["session." + d.field] = "file (glassbox.json)";
@@ -257,7 +261,8 @@ void add_explain_command(CLI::App& app) {
   // load hit, missed or rebuilt the cache and why.
   using glassbox::cli::SessionFlag;
   glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kThreads, SessionFlag::kOptLevel, SessionFlag::kPrecision,
-                                                     SessionFlag::kWeightsCache, SessionFlag::kPoolWait});
+                                                     SessionFlag::kWeightsCache, SessionFlag::kPoolWait,
+                                                     SessionFlag::kMaxMemory});
   glassbox::cli::add_model_file_option(cmd, a->model_file);
   auto* md = cmd->add_flag("--markdown", a->markdown, "write the table as Markdown (docs/decisions.md is generated this way)");
   cmd->add_flag("--serve", a->serve, "also print the options of `glassbox serve` (a --config file may then hold \"server\")");

@@ -7,6 +7,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/session_flags.h"
+#include "glassbox/memory_budget.h"
 #include "diag/explain.h"
 #include "glassbox/session.h"
 #include "runtime/numerics.h"
@@ -80,6 +81,11 @@ void run_command(const RunArgs& a) {
   a.session.apply(opts);
   opts.memory_limit_bytes = a.memory_limit;
   opts.log_passes = a.log_passes;
+  if (a.session.max_memory) {  // docs/memory.md: what the process and the weights leave bounds the run's tensors
+    auto left = pipeline::run_tensor_budget(a.model, *a.session.max_memory);
+    if (!left.ok()) cli::fail("run", left.error());
+    opts.memory_limit_bytes = std::min(opts.memory_limit_bytes, *left);
+  }
   auto session = Session::load(a.model, opts);
   if (!session.ok()) cli::fail("run", session.error());
   if (a.check_numerics) session->set_observer(runtime::make_numerics_checker());
@@ -95,6 +101,10 @@ void run_command(const RunArgs& a) {
   }
   RunStats stats;
   auto outs = session->run_values(inputs, &stats);
+  if (!outs.ok() && a.session.max_memory && outs.error().code == ErrorCode::kLimitExceeded)
+    cli::fail("run", std::move(outs).take_error().with_where(
+                         "over --max-memory " + std::to_string(*a.session.max_memory) + " bytes: the run's tensors may take " +
+                         std::to_string(opts.memory_limit_bytes) + " after the process and the weights"));
   if (!outs.ok()) cli::fail("run", outs.error());
   std::error_code ec;
   std::filesystem::create_directories(a.output_dir, ec);
@@ -131,6 +141,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--log-passes", a->log_passes, "print what each graph pass changed to stderr");
   using glassbox::cli::SessionFlag;
   glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kThreads, SessionFlag::kOptLevel, SessionFlag::kDisablePass,
-                                                     SessionFlag::kPrecision, SessionFlag::kWeightsCache, SessionFlag::kPoolWait});
+                                                     SessionFlag::kPrecision, SessionFlag::kWeightsCache, SessionFlag::kPoolWait,
+                                                     SessionFlag::kMaxMemory});
   cmd->callback([a] { run_command(*a); });
 }

@@ -1,5 +1,6 @@
 #include "cli/session_flags.h"
 
+#include "core/process_memory.h"
 #include "diag/explain.h"
 
 namespace glassbox::cli {
@@ -14,6 +15,9 @@ const char* syntax(SessionFlag f) {
     case SessionFlag::kPrecision: return "fp32 | bf16 | int8-dynamic: arithmetic of the GEMMs on constant weights";
     case SessionFlag::kWeightsCache: return "DIR: packed-weights cache, written after the first run, mapped on later loads";
     case SessionFlag::kPoolWait: return "auto | spin | sleep: how idle pool threads wait for the next op during a run";
+    case SessionFlag::kMaxMemory:
+      return "BYTES (512M, 2G): memory budget: weights + arenas + run tensors (+ process and tokenizer for a model "
+             "directory), checked at load and before each run's allocations (docs/memory.md)";
   }
   return "";
 }
@@ -41,6 +45,7 @@ const std::vector<SessionFlagInfo>& session_flag_infos() {
       {SessionFlag::kPrecision, "--precision", "precision"},
       {SessionFlag::kWeightsCache, "--weights-cache", "weights_cache"},
       {SessionFlag::kPoolWait, "--pool-wait", "pool_wait"},
+      {SessionFlag::kMaxMemory, "--max-memory", "max_memory"},
   };
   return infos;
 }
@@ -61,6 +66,10 @@ void add_session_flags(CLI::App* cmd, SessionFlags& f, std::initializer_list<Ses
       case SessionFlag::kPoolWait:
         cmd->add_option_function<std::string>(info.name, [&f](const std::string& v) { f.pool_wait = parse_pool_wait(v).value(); }, text)
             ->check([](const std::string& v) { return check_parse(&parse_pool_wait, v); });
+        break;
+      case SessionFlag::kMaxMemory:
+        cmd->add_option_function<std::string>(info.name, [&f](const std::string& v) { f.max_memory = parse_byte_size(v).value(); }, text)
+            ->check([](const std::string& v) { return check_parse(&parse_byte_size, v); });
         break;
     }
   }

@@ -16,7 +16,7 @@
 
 namespace glassbox::cli {
 
-enum class SessionFlag { kThreads, kOptLevel, kDisablePass, kPrecision, kWeightsCache, kPoolWait };
+enum class SessionFlag { kThreads, kOptLevel, kDisablePass, kPrecision, kWeightsCache, kPoolWait, kMaxMemory };
 
 // What the command line said; a flag not given stays unset, so the next source (glassbox.json, a config
 // file, the option's default) decides.
@@ -27,6 +27,9 @@ struct SessionFlags {
   std::optional<Precision> precision;
   std::optional<std::string> weights_cache;  // "" = off
   std::optional<PoolWait> pool_wait;
+  // --max-memory (bytes): read by the verbs that load models (pipeline::load_with_budget, run's
+  // per-run limit), not a SessionOptions field: the budget counts the process and tokenizer too.
+  std::optional<int64_t> max_memory;
 
   // Writes every given flag into `o`; with `sources`, records "session.<field>" = "flag" for each.
   void apply(SessionOptions& o, std::map<std::string, std::string>* sources = nullptr) const;

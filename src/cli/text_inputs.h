@@ -18,6 +18,7 @@
 #include "cli/session_flags.h"
 #include "core/jsonl.h"
 #include "glassbox/pipeline.h"
+#include "glassbox/memory_budget.h"
 
 namespace glassbox::cli {
 
@@ -40,7 +41,7 @@ inline void add_text_options(CLI::App* cmd, TextArgs& a) {
                   "none|longest_first|only_first|only_second (default: glassbox.json, else none = overlong input is an error)");
   cmd->add_option("--batch", a.batch, "texts per model run (default: glassbox.json batch_size, else 8)");
   add_session_flags(cmd, a.session, {SessionFlag::kThreads, SessionFlag::kPrecision, SessionFlag::kWeightsCache,
-                                     SessionFlag::kPoolWait});
+                                     SessionFlag::kPoolWait, SessionFlag::kMaxMemory});
 }
 
 // Splits positional args into the model directory and the texts. A first argument that is an
@@ -98,10 +99,10 @@ inline Pipeline load_pipeline(const std::string& verb, TextArgs& a, std::vector<
   opts.truncation = a.truncation;
   opts.batch_size = a.batch;
   opts.model_file = a.model_file;
-  auto p = Pipeline::load(dir, opts);
+  auto p = pipeline::load_with_budget(dir, opts, a.session.max_memory.value_or(0));  // docs/memory.md
   if (!p.ok()) fail(verb, p.error());
   if (texts.empty()) texts = read_jsonl_stdin(verb);
-  return std::move(p).value();
+  return std::move(p->pipeline);
 }
 
 // Runs fn over chunks of the inputs, drawing a progress bar on stderr when it is a terminal.

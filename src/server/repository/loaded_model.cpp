@@ -8,6 +8,7 @@
 
 #include "diag/explain.h"
 #include "generation/result_json.h"
+#include "glassbox/memory_budget.h"
 #include "server/codec/oip_codec.h"
 #include "server/repository/warmup.h"
 
@@ -185,17 +186,32 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
   if (is_generation_model_dir(dir)) return load_generation_model(std::move(m), dir, engine, options, metrics, where);
   std::error_code ec;
   const bool text = std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json", ec);
+  nlohmann::json memory_rows = nlohmann::json::array();  // docs/memory.md: the budget and its breakdown, for explain
   if (text) {
-    auto p = Pipeline::load(dir, engine);
+    // glassbox.json max_memory (docs/memory.md): checked at the largest run the scheduler forms, max_batch_size x max_length.
+    auto p = pipeline::load_with_budget(dir, engine, 0, false, std::pair<int64_t, int64_t>{options.max_batch_size, 0});
     if (!p.ok()) return scrubbed(p.error(), dir, where);
     m->kind = ModelKind::kText;
-    m->pipeline.emplace(std::move(p).value());
+    m->pipeline.emplace(std::move(p->pipeline));
+    for (const auto& d : p->rows) memory_rows.push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
     describe_text_model(*m);
   } else {
     SessionOptions session = engine.session;
     if (engine.precision) session.precision = *engine.precision;
     auto file = find_model_file(dir);  // model.onnx, onnx/model.onnx or glassbox.json "model_file"
     if (!file.ok()) return scrubbed(file.error(), dir, where);
+    // glassbox.json max_memory: what the process and the weights leave bounds each request's tensors (else 413).
+    std::ifstream gj(std::filesystem::path(dir) / "glassbox.json");
+    auto budget = pipeline::budget_in_glassbox_json(gj ? nlohmann::json::parse(gj, nullptr, false) : nlohmann::json(), "glassbox.json");
+    if (!budget.ok()) return scrubbed(budget.error(), dir, where);
+    if (*budget > 0) {
+      auto left = pipeline::run_tensor_budget(file->path, *budget);
+      if (!left.ok()) return scrubbed(left.error(), dir, where);
+      session.memory_limit_bytes = std::min(session.memory_limit_bytes, *left);
+      memory_rows.push_back({{"field", "max_memory"}, {"value", std::to_string(*budget)}, {"source", "glassbox.json"}});
+      memory_rows.push_back({{"field", "memory.run_limit"}, {"value", std::to_string(*left)},
+                             {"source", "the budget less the process and the weights: each request's tensors (413 past it)"}});
+    }
     auto s = Session::load(file->path, session);
     if (!s.ok()) return scrubbed(s.error(), dir, where);
     // OIP v2 carries tensors: a sequence-of-maps output (ZipMap) is refused with the alternative (docs/ml.md).
@@ -215,6 +231,7 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
   }
   m->dir = dir;
   m->explain = explain_json(m->engine(), m->pipeline ? &*m->pipeline : nullptr);
+  if (!memory_rows.empty()) m->explain["memory"] = std::move(memory_rows);
   if (Status st = run_warmup(*m, options); !st.ok()) return scrubbed(st.error(), dir, where);
   if (!m->warmup_error.empty()) {  // what the index and explain show: no path of the server's
     m->warmup_error = scrubbed(make_error(ErrorCode::kInternal, m->warmup_error), dir, where).what;
