@@ -1,5 +1,7 @@
+// glassbox embed IMAGE_MODEL_DIR IMAGE... [--output FILE.npy]   (an image embedder: cli/image_inputs.h)
 // glassbox embed [MODEL_DIR] [TEXT...] [--output FILE.npy] [--batch N] [--truncation P] [--dimensions N]
 //                [--prompt-name NAME | --prompt TEXT] [--model-file FILE]
+#include "cli/image_inputs.h"
 #include "cli/text_inputs.h"
 #include "runtime/tensor_io.h"
 
@@ -25,6 +27,7 @@ void add_embed_command(CLI::App& app) {
       ->excludes("--prompt-name");
   cmd->callback([a] {
     using namespace glassbox;
+    if (const std::string dir = cli::image_model_dir(a->text); !dir.empty()) return cli::run_image_embed(dir, a->text, a->output);
     std::vector<PipelineInput> texts;
     Pipeline pipeline = cli::load_pipeline("embed", a->text, texts);
     for (auto& t : texts) {

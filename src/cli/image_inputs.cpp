@@ -1,6 +1,7 @@
 #include "cli/image_inputs.h"
 
 #include "glassbox/vision_pipeline.h"
+#include "runtime/tensor_io.h"
 
 namespace glassbox::cli {
 
@@ -10,17 +11,49 @@ std::string image_model_dir(const TextArgs& a) {
   return "";
 }
 
-void run_image_classify(const std::string& dir, const TextArgs& a, int top_k) {
+namespace {
+
+// The image arguments after the model directory, each checked to be an image file.
+std::vector<std::string> image_files(const std::string& verb, const std::string& dir, const TextArgs& a) {
   std::vector<std::string> images(a.positional.begin() + (a.model_dir.empty() ? 1 : 0), a.positional.end());
   if (images.empty())
-    fail("classify", make_error(ErrorCode::kInvalidArgument, "no image files given", dir,
-                                "an image model directory classifies image files: glassbox classify DIR a.jpg b.png"));
+    fail(verb.c_str(), make_error(ErrorCode::kInvalidArgument, "no image files given", dir,
+                                  "an image model directory takes image files: glassbox " + verb + " DIR a.jpg b.png"));
   for (const auto& p : images)
     if (!vision::looks_like_image_file(p))
-      fail("classify", make_error(ErrorCode::kInvalidArgument,
-                                  "'" + p + "' is not an image file (JPEG, PNG or WebP, recognised by magic bytes)", dir,
-                                  "this is an image model directory (preprocessor_config.json, no tokenizer.json): "
-                                  "every argument after it must be an image file"));
+      fail(verb.c_str(), make_error(ErrorCode::kInvalidArgument,
+                                    "'" + p + "' is not an image file (JPEG, PNG or WebP, recognised by magic bytes)", dir,
+                                    "this is an image model directory (preprocessor_config.json, no tokenizer.json): "
+                                    "every argument after it must be an image file"));
+  return images;
+}
+
+}  // namespace
+
+void run_image_embed(const std::string& dir, const TextArgs& a, const std::string& npy_out) {
+  const std::vector<std::string> images = image_files("embed", dir, a);
+  vision::ImageClassifierOptions opts;
+  a.session.apply(opts.session);
+  auto e = vision::ImageEmbedder::load(dir, opts);
+  if (!e.ok()) fail("embed", e.error());
+  auto r = e->embed_files(images);  // one batch: every image preprocessed to the declared size
+  if (!r.ok()) fail("embed", r.error());
+  if (!npy_out.empty()) {
+    const int64_t dim = r->empty() ? 0 : static_cast<int64_t>((*r)[0].vector.size());
+    auto t = Tensor::allocate(DataType::kFloat32, {static_cast<int64_t>(r->size()), dim});
+    if (!t.ok()) fail("embed", t.error());
+    for (size_t i = 0; i < r->size(); ++i) std::copy((*r)[i].vector.begin(), (*r)[i].vector.end(), t->mutable_data<float>() + i * dim);
+    if (Status s = runtime::write_npy(npy_out, *t); !s.ok()) fail("embed", s.error());
+    return;
+  }
+  for (size_t i = 0; i < images.size(); ++i) {
+    nlohmann::ordered_json j{{"image", images[i]}, {"vector", (*r)[i].vector}, {"width", (*r)[i].width}, {"height", (*r)[i].height}};
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  }
+}
+
+void run_image_classify(const std::string& dir, const TextArgs& a, int top_k) {
+  const std::vector<std::string> images = image_files("classify", dir, a);
   vision::ImageClassifierOptions opts;
   a.session.apply(opts.session);  // every session flag given, not only --threads
   auto c = vision::ImageClassifier::load(dir, opts);
