@@ -1,7 +1,6 @@
 #include "cli/image_inputs.h"
 
 #include "glassbox/vision_pipeline.h"
-#include "runtime/tensor_io.h"
 
 namespace glassbox::cli {
 
@@ -30,7 +29,7 @@ std::vector<std::string> image_files(const std::string& verb, const std::string&
 
 }  // namespace
 
-void run_image_embed(const std::string& dir, const TextArgs& a, const std::string& npy_out) {
+std::vector<std::vector<float>> run_image_embed(const std::string& dir, const TextArgs& a, bool print) {
   const std::vector<std::string> images = image_files("embed", dir, a);
   vision::ImageClassifierOptions opts;
   a.session.apply(opts.session);
@@ -38,18 +37,15 @@ void run_image_embed(const std::string& dir, const TextArgs& a, const std::strin
   if (!e.ok()) fail("embed", e.error());
   auto r = e->embed_files(images);  // one batch: every image preprocessed to the declared size
   if (!r.ok()) fail("embed", r.error());
-  if (!npy_out.empty()) {
-    const int64_t dim = r->empty() ? 0 : static_cast<int64_t>((*r)[0].vector.size());
-    auto t = Tensor::allocate(DataType::kFloat32, {static_cast<int64_t>(r->size()), dim});
-    if (!t.ok()) fail("embed", t.error());
-    for (size_t i = 0; i < r->size(); ++i) std::copy((*r)[i].vector.begin(), (*r)[i].vector.end(), t->mutable_data<float>() + i * dim);
-    if (Status s = runtime::write_npy(npy_out, *t); !s.ok()) fail("embed", s.error());
-    return;
-  }
+  std::vector<std::vector<float>> vectors;
   for (size_t i = 0; i < images.size(); ++i) {
-    nlohmann::ordered_json j{{"image", images[i]}, {"vector", (*r)[i].vector}, {"width", (*r)[i].width}, {"height", (*r)[i].height}};
-    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    if (print) {
+      nlohmann::ordered_json j{{"image", images[i]}, {"vector", (*r)[i].vector}, {"width", (*r)[i].width}, {"height", (*r)[i].height}};
+      std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    }
+    vectors.push_back(std::move((*r)[i].vector));
   }
+  return vectors;
 }
 
 void run_image_classify(const std::string& dir, const TextArgs& a, int top_k) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cli/text_inputs.h"
 
@@ -18,8 +19,8 @@ std::string image_model_dir(const TextArgs& a);
 // "width", "height"}.
 void run_image_classify(const std::string& dir, const TextArgs& a, int top_k);
 
-// `embed` on an image model directory: the images as one batch (ImageEmbedder); one JSON line per
-// image {"image", "vector", "width", "height"}, or every vector in one float32 [images, dim] .npy.
-void run_image_embed(const std::string& dir, const TextArgs& a, const std::string& npy_out);
+// `embed` on an image model directory: the images as one batch (ImageEmbedder); with `print`, one
+// JSON line per image {"image", "vector", "width", "height"}. Returns the vectors in argument order.
+std::vector<std::vector<float>> run_image_embed(const std::string& dir, const TextArgs& a, bool print);
 
 }  // namespace glassbox::cli
