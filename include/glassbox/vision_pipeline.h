@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "glassbox/session.h"
@@ -41,6 +42,7 @@ class ImageClassifier {
 
   const std::vector<Step>& steps() const;  // preprocessing, then model decisions
   const Session& session() const;
+  const std::vector<std::string>& labels() const;  // in logit order
 
   Result<ImageClassification> classify(const RgbImage& image, int top_k = 5) const;
   // Decodes (limits apply before allocation) and classifies; errors name the path.
@@ -50,6 +52,48 @@ class ImageClassifier {
 
  private:
   explicit ImageClassifier(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Which task an image model directory serves, and why (a Step: field "task"). glassbox.json
+// "task" ("image-classification" | "image-feature-extraction") wins; else config.json "architectures":
+// a name ending in "ForImageClassification" classifies, one ending in "VisionModel",
+// "VisionModelWithProjection" or "Model" (CLIPVisionModel, SiglipVisionModel, ViTModel, Dinov2Model)
+// extracts features; else image-classification as a declared default with its risk.
+enum class ImageTask { kClassification, kFeatureExtraction };
+Result<std::pair<ImageTask, Step>> image_model_task(const std::string& dir);
+
+struct ImageEmbedding {
+  std::vector<float> vector;
+  int width = 0, height = 0;  // the decoded (upright) image
+};
+
+// Image feature extraction (CLIP/SigLIP-style vision towers, ViT/DINOv2 encoders): decode -> the
+// declared preprocessing -> engine run -> the declared output, pooled and normalized as declared
+// (docs/vision.md, "Image embeddings"): output image_embeds, else pooler_output, else
+// last_hidden_state pooled by glassbox.json "pooling" ("cls" | "mean"); normalize from glassbox.json
+// "normalize" (default false: transformers' image-feature-extraction pipeline returns the raw vector).
+class ImageEmbedder {
+ public:
+  static Result<ImageEmbedder> load(const std::string& model_dir, const ImageClassifierOptions& options = {});
+  ImageEmbedder(ImageEmbedder&&) noexcept;
+  ImageEmbedder& operator=(ImageEmbedder&&) noexcept;
+  ~ImageEmbedder();
+
+  const std::vector<Step>& steps() const;
+  const Session& session() const;
+  int64_t dims() const;  // the embedding's length (-1 until the first run when the model leaves it symbolic)
+
+  // Every image is preprocessed to the declared size, so images of any sizes stack into one
+  // [N, ...] tensor without padding: one engine run for the batch when the model's batch dimension
+  // is symbolic, one run per image when it is fixed at 1.
+  Result<std::vector<ImageEmbedding>> embed(const std::vector<const RgbImage*>& images) const;
+  Result<std::vector<ImageEmbedding>> embed_files(const std::vector<std::string>& paths) const;
+
+  struct Impl;
+
+ private:
+  explicit ImageEmbedder(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

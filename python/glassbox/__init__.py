@@ -13,7 +13,8 @@ Errors are typed (glassbox.InvalidInput, glassbox.ModelError, ...; see glassbox.
 """
 
 from ._glassbox import Encoding, Session, TensorInfo, Tokenizer, physical_core_count
-from ._pipeline import (FeatureExtractionPipeline, Pipeline, SentenceSimilarityPipeline, TextClassificationPipeline,
+from ._pipeline import (FeatureExtractionPipeline, ImageClassificationPipeline, ImageFeatureExtractionPipeline,
+                        ImagePipeline, OcrPipeline, Pipeline, SentenceSimilarityPipeline, TextClassificationPipeline,
                         TextRankingPipeline, default_model_dir, pipeline)
 from .errors import (GlassboxError, InternalError, InvalidInput, IoError, LimitExceeded, ModelError, NotFound,
                      Unsupported)
@@ -21,7 +22,8 @@ from .errors import (GlassboxError, InternalError, InvalidInput, IoError, LimitE
 from ._glassbox import __version__  # declared once, in CMakeLists.txt
 
 __all__ = ["Tokenizer", "Encoding", "Session", "TensorInfo", "pipeline", "Pipeline", "TextClassificationPipeline",
-           "FeatureExtractionPipeline", "TextRankingPipeline", "SentenceSimilarityPipeline", "default_model_dir",
+           "FeatureExtractionPipeline", "TextRankingPipeline", "SentenceSimilarityPipeline", "ImagePipeline",
+           "ImageClassificationPipeline", "ImageFeatureExtractionPipeline", "OcrPipeline", "default_model_dir",
            "physical_core_count",
            "GlassboxError", "InvalidInput", "NotFound", "ModelError", "Unsupported", "LimitExceeded", "IoError",
            "InternalError"]

@@ -10,6 +10,7 @@ from .errors import InvalidInput
 
 _TASKS = {"text-classification": "classify", "feature-extraction": "embed", "text-ranking": "classify",
           "sentence-similarity": "embed"}
+_VISION_TASKS = {"image-classification": "classify", "image-feature-extraction": "embed", "ocr": "ocr"}
 
 
 def default_model_dir() -> str:
@@ -172,6 +173,84 @@ class TextRankingPipeline(Pipeline):
         return list(self._core.rerank(query, documents, top_n, raw_scores, overflow))
 
 
+class ImagePipeline(Pipeline):
+    """Image pipelines over glassbox::vision. An image is a path (str, os.PathLike), encoded JPEG/PNG/WebP
+    bytes (bytes, bytearray, memoryview; the format from its magic bytes, decoded under the declared limits,
+    EXIF orientation applied) or a numpy uint8 array [height, width, 3] declared RGB (used as given: no
+    EXIF, no channel swap). A list (or tuple) of them is a batch."""
+
+    @staticmethod
+    def _images(inputs: Any) -> "tuple[list, bool]":
+        if isinstance(inputs, np.ndarray) and inputs.ndim == 4:
+            return list(inputs), False
+        if isinstance(inputs, (list, tuple)):
+            return list(inputs), False
+        return [inputs], True
+
+
+class ImageClassificationPipeline(ImagePipeline):
+    """``pipeline("image-classification")``: labels with scores per image (softmax, or sigmoid for
+    ``problem_type: multi_label_classification``; ``explain()`` shows every preprocessing step)."""
+
+    @property
+    def labels(self) -> List[str]:
+        """The label of each logit, in model order."""
+        return list(self._core.labels)
+
+    def __call__(self, images: Any, top_k: int = 5) -> List[Any]:
+        """The top_k labels (default 5, as transformers' image-classification pipeline): a list of
+        ``{"label", "score"}`` for one image, a list of such lists for a batch."""
+        items, single = self._images(images)
+        ranked = [labels for labels, _ in self._core.run(items, top_k)]
+        return ranked[0] if single else ranked
+
+    def details(self, images: Any, top_k: int = 5) -> List[Dict[str, Any]]:
+        """As ``glassbox classify`` prints per image: ``label``, ``labels`` (top_k), ``logits`` (every label)."""
+        items, _ = self._images(images)
+        return [{"label": labels[0]["label"], "labels": labels, "logits": logits}
+                for labels, logits in self._core.run(items, top_k)]
+
+
+class ImageFeatureExtractionPipeline(ImagePipeline):
+    """``pipeline("image-feature-extraction")``: one vector per image (image_embeds, pooler_output or a
+    declared pooling of last_hidden_state; normalized only when glassbox.json declares it)."""
+
+    def __call__(self, images: Any) -> np.ndarray:
+        """float32 [dim] for one image, [n, dim] for a batch. Every image is preprocessed to the model's
+        declared size, so a batch of mixed sizes is one engine run with no padding (one run per image
+        when the model's batch dimension is fixed)."""
+        items, single = self._images(images)
+        vectors = self._core.run(items)
+        return vectors[0] if single else vectors
+
+
+class OcrPipeline(ImagePipeline):
+    """``pipeline("ocr")``: PP-OCR (detection, angle classifier, recognition) as ``glassbox ocr`` runs it."""
+
+    def __call__(self, images: Any) -> Any:
+        """One dict per image: ``width``, ``height``, ``lines`` (``text``, ``score``, ``box``: four points
+        clockwise from top-left, ``box_score``, ``rotated_180``), ``boxes_found``, ``det_size``; a dict for
+        one image, a list for a batch."""
+        items, single = self._images(images)
+        out = self._core.run(items)
+        return out[0] if single else out
+
+
+def _vision_pipeline(task: str, directory: str, threads: int, opt_level: int) -> ImagePipeline:
+    found = _glassbox._image_model_task(directory)
+    want = _VISION_TASKS[task]
+    if found != want:
+        what = "not an image or OCR model directory" if not found else f"the model directory's task is '{found}'"
+        err = InvalidInput(f"{directory}: {what}, not '{want}' as pipeline({task!r}) needs "
+                           "(fix: an image model holds preprocessor_config.json; its task comes from glassbox.json "
+                           "\"task\" or config.json architectures; an OCR directory has glassbox.json \"ocr\")")
+        err.code, err.what, err.where = "invalid argument", "task mismatch", directory
+        raise err
+    core = _glassbox._VisionPipeline(directory, want, threads, opt_level)
+    cls = {"classify": ImageClassificationPipeline, "embed": ImageFeatureExtractionPipeline, "ocr": OcrPipeline}[want]
+    return cls(task, core)
+
+
 def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = None, *, threads: int = 0,
              opt_level: int = 2, truncation: Optional[str] = None,
              batch_size: Optional[int] = None,
@@ -179,7 +258,10 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
              weights_cache: Optional[Union[str, "os.PathLike[str]"]] = None
              ) -> Union[TextClassificationPipeline, FeatureExtractionPipeline, "TextRankingPipeline",
                                  "SentenceSimilarityPipeline"]:
-    """Loads a text pipeline, like ``transformers.pipeline(task, model=...)``.
+    """Loads a text or image pipeline, like ``transformers.pipeline(task, model=...)``.
+
+    Image tasks: ``"image-classification"``, ``"image-feature-extraction"`` and ``"ocr"`` take a model
+    directory (required) and ``threads``/``opt_level``; the other arguments are text settings.
 
     task: ``"text-classification"``, ``"feature-extraction"``, ``"sentence-similarity"`` (an embedding model,
     scores with its declared similarity function) or ``"text-ranking"`` (a cross-encoder: a
@@ -193,8 +275,12 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
     "int8-dynamic"``) and weights_cache (None: glassbox.json's, else off; a directory where the packed
     weights are kept so later loads map them) are the same settings as ``glassbox classify`` flags.
     """
+    if task in _VISION_TASKS:
+        if model_dir is None:
+            raise InvalidInput(f"pipeline({task!r}) needs a model directory (there is no embedded image model)")
+        return _vision_pipeline(task, os.fspath(model_dir), threads, opt_level)
     if task not in _TASKS:
-        raise InvalidInput(f"task {task!r} is not one of {sorted(_TASKS)}")
+        raise InvalidInput(f"task {task!r} is not one of {sorted(list(_TASKS) + list(_VISION_TASKS))}")
     directory = default_model_dir() if model_dir is None else os.fspath(model_dir)
     cache = None if weights_cache is None else os.fspath(weights_cache)
     core = _glassbox._Pipeline(directory, threads, opt_level, truncation, batch_size, precision, cache)

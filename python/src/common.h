@@ -55,5 +55,6 @@ std::map<std::string, std::string> argument_sources(const SessionOptions& given)
 void bind_tokenizer(py::module_& m);
 void bind_session(py::module_& m);
 void bind_pipeline(py::module_& m);
+void bind_vision(py::module_& m);
 
 }  // namespace glassbox::py_binding

@@ -81,6 +81,7 @@ PYBIND11_MODULE(_glassbox, m) {
   bind_tokenizer(m);
   bind_session(m);
   bind_pipeline(m);
+  bind_vision(m);
   m.def("default_model_dir", &glassbox::default_model_dir,
         "The C++ default model lookup: <executable dir>/../share/glassbox/models/langid (an installed layout), "
         "else the source tree's models/langid compiled into the library (glassbox::find_default_model).");

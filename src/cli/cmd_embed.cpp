@@ -1,8 +1,25 @@
+// glassbox embed IMAGE_MODEL_DIR IMAGE... [--output FILE.npy]   (an image embedder: cli/image_inputs.h)
 // glassbox embed [MODEL_DIR] [TEXT...] [--output FILE.npy] [--batch N] [--truncation P] [--dimensions N]
 //                [--prompt-name NAME | --prompt TEXT] [--model-file FILE] [--sparse]
 // A sparse (SPLADE) model prints {"text", "indices", "values", "tokens", "tokens_dropped"} per text.
+#include "cli/image_inputs.h"
 #include "cli/text_inputs.h"
 #include "runtime/tensor_io.h"
+
+namespace {
+
+// Every vector as one float32 [n, hidden] .npy (--output).
+void write_vectors(const std::string& path, const std::vector<glassbox::Embedding>& all) {
+  using namespace glassbox;
+  const int64_t hidden = all.empty() ? 0 : static_cast<int64_t>(all[0].vector.size());
+  auto t = Tensor::allocate(DataType::kFloat32, {static_cast<int64_t>(all.size()), hidden});
+  if (!t.ok()) cli::fail("embed", t.error());
+  for (size_t i = 0; i < all.size(); ++i) std::copy(all[i].vector.begin(), all[i].vector.end(), t->mutable_data<float>() + i * hidden);
+  Status s = runtime::write_npy(path, *t);
+  if (!s.ok()) cli::fail("embed", s.error());
+}
+
+}  // namespace
 
 void add_embed_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("embed", "Embed texts with a model directory (pooling per the directory's decisions); "
@@ -30,6 +47,12 @@ void add_embed_command(CLI::App& app) {
                  "\"sparse\"); lines then hold indices and values (default: the output kind the model declares)");
   cmd->callback([a] {
     using namespace glassbox;
+    std::vector<Embedding> all;
+    if (const std::string dir = cli::image_model_dir(a->text); !dir.empty()) {  // an image embedder
+      for (auto& v : cli::run_image_embed(dir, a->text, a->output.empty())) all.push_back({std::move(v)});
+      if (!a->output.empty()) write_vectors(a->output, all);
+      return;
+    }
     std::vector<PipelineInput> texts;
     Pipeline pipeline = cli::load_pipeline("embed", a->text, texts);
     for (auto& t : texts) {
@@ -48,7 +71,6 @@ void add_embed_command(CLI::App& app) {
                                     a->output, "leave out --output: the JSON lines hold each text's indices and values"));
     const auto t0 = std::chrono::steady_clock::now();
     int64_t tokens = 0;
-    std::vector<Embedding> all;
     cli::with_progress(texts, 256, [&](const std::vector<PipelineInput>& chunk) {
       auto r = p->embed(chunk, options);
       if (!r.ok()) cli::fail("embed", r.error());
@@ -67,15 +89,7 @@ void add_embed_command(CLI::App& app) {
         }
       }
     });
-    if (!a->output.empty()) {
-      const int64_t hidden = all.empty() ? 0 : static_cast<int64_t>(all[0].vector.size());
-      auto t = Tensor::allocate(DataType::kFloat32, {static_cast<int64_t>(all.size()), hidden});
-      if (!t.ok()) cli::fail("embed", t.error());
-      for (size_t i = 0; i < all.size(); ++i)
-        std::copy(all[i].vector.begin(), all[i].vector.end(), t->mutable_data<float>() + i * hidden);
-      Status s = runtime::write_npy(a->output, *t);
-      if (!s.ok()) cli::fail("embed", s.error());
-    }
+    if (!a->output.empty()) write_vectors(a->output, all);
     cli::print_throughput("embed", texts.size(), tokens, t0);
   });
 }

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli/cli_common.h"
 #include "cli/session_flags.h"
@@ -122,13 +123,25 @@ ExplainedModel load_for_explain(const ExplainArgs& a, glassbox::diag::EffectiveO
   } else if (!a.model.empty() && vision::is_image_model_dir(a.model)) {  // docs/vision.md: every preprocessing step
     vision::ImageClassifierOptions io;
     io.session = opts.session;
-    auto c = vision::ImageClassifier::load(a.model, io);
-    if (!c.ok()) cli::fail("explain", c.error());
-    opts.session = c->session().options();
-    for (const auto& s : c->steps())
+    auto task = vision::image_model_task(a.model);  // classifier or embedder (vision_pipeline.h: the declared rule)
+    if (!task.ok()) cli::fail("explain", task.error());
+    std::optional<vision::ImageClassifier> c;
+    std::optional<vision::ImageEmbedder> e;
+    if (task->first == vision::ImageTask::kFeatureExtraction) {
+      auto r = vision::ImageEmbedder::load(a.model, io);
+      if (!r.ok()) cli::fail("explain", r.error());
+      e.emplace(std::move(r).value());
+    } else {
+      auto r = vision::ImageClassifier::load(a.model, io);
+      if (!r.ok()) cli::fail("explain", r.error());
+      c.emplace(std::move(r).value());
+    }
+    const Session& session = c ? c->session() : e->session();
+    opts.session = session.options();
+    for (const auto& s : c ? c->steps() : e->steps())
       m.decisions.push_back({s.field, s.value, s.risk.empty() ? s.source : s.source + " (risk: " + s.risk + ")"});
-    m.op_choices = c->session().op_decisions();
-    m.cache = c->session().weights_cache_report();
+    m.op_choices = session.op_decisions();
+    m.cache = session.weights_cache_report();
   } else if (dir && !tensor_dir) {
     PipelineOptions po;
     po.session = opts.session;

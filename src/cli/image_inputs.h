@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cli/text_inputs.h"
 
@@ -17,5 +18,9 @@ std::string image_model_dir(const TextArgs& a);
 // One JSON line per image on stdout: {"image", "label", "labels": [{"label","score"}], "logits",
 // "width", "height"}.
 void run_image_classify(const std::string& dir, const TextArgs& a, int top_k);
+
+// `embed` on an image model directory: the images as one batch (ImageEmbedder); with `print`, one
+// JSON line per image {"image", "vector", "width", "height"}. Returns the vectors in argument order.
+std::vector<std::vector<float>> run_image_embed(const std::string& dir, const TextArgs& a, bool print);
 
 }  // namespace glassbox::cli

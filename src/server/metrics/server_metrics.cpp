@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/log.h"
+#include "server/routes/image_routes.h"
 #include "server/routes/router.h"
 
 namespace glassbox::server {
@@ -36,6 +37,7 @@ void declare_server_metrics(Metrics& m) {
   m.declare("glassbox_inflight_requests", T::kGauge, "Requests accepted and not yet answered.");
   m.declare("glassbox_model_ready", T::kGauge, "1 when the model version serves, 0 when not.");
   declare_generation_metrics(m);
+  declare_image_metrics(m);
 }
 
 // Generation models (docs/serving.md, "Generation metrics"): intervals from one monotonic clock,

@@ -147,6 +147,60 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   return std::shared_ptr<const LoadedModel>(std::move(m));
 }
 
+// An image model (classifier or embedder) or a PP-OCR directory: decisions as explain rows, BYTES
+// "image" in, a derived warm-up of one 64 x 64 mid-grey image (plans the engine at the declared size).
+Status load_image_kinds(LoadedModel& m, const std::string& dir, const PipelineOptions& engine) {
+  vision::ImageClassifierOptions opts;
+  opts.session = engine.session;
+  if (engine.precision) opts.session.precision = *engine.precision;
+  const std::vector<vision::Step>* steps = nullptr;
+  m.inputs = {{"image", "BYTES", {-1}}};
+  if (vision::ocr::is_ocr_model_dir(dir)) {
+    vision::ocr::OcrOptions o{opts.session, opts.limits};
+    GB_ASSIGN_OR_RETURN(auto p, vision::ocr::OcrPipeline::load(dir, o));
+    m.kind = ModelKind::kOcr;
+    m.ocr = std::make_shared<const vision::ocr::OcrPipeline>(std::move(p));
+    steps = &m.ocr->steps();
+    m.outputs = {{"text", "BYTES", {-1}}, {"ocr", "BYTES", {-1}}};
+  } else {
+    GB_ASSIGN_OR_RETURN(auto task, vision::image_model_task(dir));
+    m.kind = ModelKind::kImage;
+    if (task.first == vision::ImageTask::kFeatureExtraction) {
+      GB_ASSIGN_OR_RETURN(auto e, vision::ImageEmbedder::load(dir, opts));
+      m.image_embedder = std::make_shared<const vision::ImageEmbedder>(std::move(e));
+      steps = &m.image_embedder->steps();
+      m.outputs = {{"embedding", "FP32", {-1, m.image_embedder->dims()}}};
+    } else {
+      GB_ASSIGN_OR_RETURN(auto c, vision::ImageClassifier::load(dir, opts));
+      m.image_classifier = std::make_shared<const vision::ImageClassifier>(std::move(c));
+      steps = &m.image_classifier->steps();
+      const int64_t n = static_cast<int64_t>(m.image_classifier->labels().size());
+      m.outputs = {{"logits", "FP32", {-1, n}}, {"label", "BYTES", {-1}}, {"score", "FP32", {-1}}};
+    }
+  }
+  m.image_limits = opts.limits;
+  m.explain = explain_json(m.engine(), nullptr);
+  m.explain["pipeline"] = nlohmann::ordered_json::array();
+  for (const auto& st : *steps) {
+    std::string value = st.value;  // a file's path names the model's folder as "<model>", never the server's path
+    if (value.rfind(dir, 0) == 0) value = "<model>" + value.substr(dir.size());
+    nlohmann::ordered_json row = {{"field", st.field}, {"value", value}, {"source", st.source}};
+    if (!st.risk.empty()) row["risk"] = st.risk;
+    m.explain["pipeline"].push_back(std::move(row));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  vision::RgbImage grey{64, 64, std::vector<uint8_t>(64 * 64 * 3, 128)};
+  Status ran = m.ocr ? m.ocr->run(grey).status()
+               : m.image_embedder ? m.image_embedder->embed({&grey}).status()
+                                  : m.image_classifier->classify(grey, 1).status();
+  if (!ran.ok()) return std::move(ran).take_error().with_where("warm-up (one 64 x 64 grey image)");
+  m.warmup = {{"source", "derived"}, {"declared", false}, {"plan", "one 64 x 64 mid-grey image through the declared preprocessing"},
+              {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()},
+              {"outcome", "done"}};
+  m.explain["warmup"] = m.warmup;
+  return {};
+}
+
 }  // namespace
 
 const char* const kGenerationModelRule =
@@ -184,6 +238,11 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
   m->name = name;
   m->version = version;
   if (is_generation_model_dir(dir)) return load_generation_model(std::move(m), dir, engine, options, metrics, where);
+  if (vision::ocr::is_ocr_model_dir(dir) || vision::is_image_model_dir(dir)) {
+    m->dir = dir;
+    if (Status st = load_image_kinds(*m, dir, engine); !st.ok()) return scrubbed(st.error(), dir, where);
+    return std::shared_ptr<const LoadedModel>(std::move(m));
+  }
   std::error_code ec;
   const bool text = std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json", ec);
   nlohmann::json memory_rows = nlohmann::json::array();  // docs/memory.md: the budget and its breakdown, for explain

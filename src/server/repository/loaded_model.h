@@ -11,7 +11,9 @@
 
 #include "glassbox/chat_template.h"
 #include "glassbox/error.h"
+#include "glassbox/ocr.h"
 #include "glassbox/pipeline.h"
+#include "glassbox/vision_pipeline.h"
 #include "glassbox/session.h"
 #include "server/generation/generation_worker.h"
 #include "server/metrics/metrics.h"
@@ -20,7 +22,9 @@
 namespace glassbox::server {
 
 // kGeneration: a decoder model directory (is_generation_model_dir), served by a GenerationWorker.
-enum class ModelKind { kText, kTensor, kGeneration };
+// kImage: an image model directory (vision::is_image_model_dir): a classifier or an embedder by
+// vision::image_model_task. kOcr: a PP-OCR directory (vision::ocr::is_ocr_model_dir).
+enum class ModelKind { kText, kTensor, kGeneration, kImage, kOcr };
 
 // Metadata of one declared input/output in OIP terms ("FP32", dims with -1).
 struct OipSpec {
@@ -38,6 +42,10 @@ struct LoadedModel {
   std::shared_ptr<GenerationWorker> generator;  // kGeneration (its thread owns the session's mutable state)
   std::optional<ChatTemplate> chat_template;    // kGeneration with a chat template
   std::string chat_template_error;              // kGeneration without one: why (the chat route says it)
+  std::shared_ptr<const vision::ImageClassifier> image_classifier;  // kImage, image-classification
+  std::shared_ptr<const vision::ImageEmbedder> image_embedder;      // kImage, image-feature-extraction
+  std::shared_ptr<const vision::ocr::OcrPipeline> ocr;              // kOcr
+  vision::DecodeLimits image_limits;  // kImage / kOcr: checked from each image's header before decoding
   std::vector<OipSpec> inputs, outputs;
   nlohmann::ordered_json explain;    // the model's declared decisions and engine options (+ "warmup")
   nlohmann::ordered_json warmup;     // the warm-up plan and its outcome (the index and explain show it)
@@ -45,8 +53,12 @@ struct LoadedModel {
   std::string dir;                   // where it was loaded from: never shown to clients
 
   const Session& engine() const {
+    if (image_classifier) return image_classifier->session();
+    if (image_embedder) return image_embedder->session();
+    if (ocr) return ocr->det_session();
     return pipeline ? pipeline->session() : generator ? generator->session().session() : *session;
   }
+  bool takes_images() const { return kind == ModelKind::kImage || kind == ModelKind::kOcr; }
   bool is_generator() const { return generator != nullptr; }
   bool is_classifier() const { return pipeline && pipeline->decisions().task == PipelineTask::kClassify; }
   bool is_embedder() const { return pipeline && pipeline->decisions().task == PipelineTask::kEmbed; }

@@ -21,14 +21,18 @@ bool all_digits(const std::string& s) {
   return !s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// A directory is a model version when it holds its ONNX file, or is a PP-OCR directory (glassbox.json
+// "ocr" names its files: vision::ocr::is_ocr_model_dir).
+bool is_model_version_dir(const std::string& dir) { return find_model_file(dir).ok() || vision::ocr::is_ocr_model_dir(dir); }
+
 // A model directory serves as version 1; a folder of numeric version folders serves the highest.
 Result<VersionDir> resolve_version(const std::string& folder) {
   std::error_code ec;
-  if (find_model_file(folder).ok()) return VersionDir{"1", folder};  // model.onnx, onnx/model.onnx or a declared variant
+  if (is_model_version_dir(folder)) return VersionDir{"1", folder};  // model.onnx, onnx/model.onnx, a declared variant, OCR
   int64_t best = -1;
   for (const auto& e : fs::directory_iterator(folder, ec)) {
     const std::string v = e.path().filename().string();
-    if (!all_digits(v) || !e.is_directory(ec) || !find_model_file(e.path().string()).ok()) continue;
+    if (!all_digits(v) || !e.is_directory(ec) || !is_model_version_dir(e.path().string())) continue;
     best = std::max<int64_t>(best, std::stoll(v));
   }
   if (ec || best < 0)

@@ -1,10 +1,13 @@
 // Open Inference Protocol (KServe v2) REST: server and model metadata, health, readiness,
-// infer (tensor models, and text models through a BYTES input named "text"), explain.
+// infer (tensor models, text models through a BYTES input named "text", image and OCR models through
+// a BYTES input named "image"), explain.
 #include <algorithm>
 
 #include "diag/explain.h"
 #include "glassbox/version.h"
+#include "server/codec/image_body.h"
 #include "server/codec/oip_codec.h"
+#include "server/routes/image_routes.h"
 #include "server/routes/router.h"
 
 namespace glassbox::server {
@@ -195,6 +198,78 @@ void infer_text(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferR
   submit_work(ctx, std::move(item), respond);
 }
 
+// Image and OCR models: one BYTES input "image" [N] (or [N, 1]); each element is the encoded image's
+// bytes in the binary extension, base64 or a data URI in JSON (JSON strings must be UTF-8).
+Result<std::vector<std::string>> image_inputs(InferRequest& req, const ServerOptions& options) {
+  if (req.inputs.size() != 1 || req.inputs[0].name != "image")
+    return make_error(ErrorCode::kInvalidArgument, "image models take one input 'image' (BYTES, shape [N])", "inputs");
+  OipTensor& t = req.inputs[0];
+  if (t.datatype != "BYTES") return make_error(ErrorCode::kInvalidArgument, "input 'image' is " + t.datatype + ", not BYTES", "inputs");
+  if (!(t.shape.size() == 1 || (t.shape.size() == 2 && t.shape[1] == 1)))
+    return make_error(ErrorCode::kInvalidArgument, "input 'image' has shape " + shape_to_string(t.shape) + ", not [N] (or [N, 1])", "inputs");
+  if (t.bytes.empty()) return make_error(ErrorCode::kInvalidArgument, "input 'image' has no elements", "inputs");
+  if (static_cast<int64_t>(t.bytes.size()) > options.max_texts_per_request)
+    return make_error(ErrorCode::kLimitExceeded, std::to_string(t.bytes.size()) + " images, over the server's max_texts_per_request (" +
+                                                     std::to_string(options.max_texts_per_request) + ")", "inputs");
+  if (t.parameters.contains("binary_data_size")) return std::move(t.bytes);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < t.bytes.size(); ++i) {
+    GB_ASSIGN_OR_RETURN(auto b, image_bytes_from_text(t.bytes[i], "input 'image' element " + std::to_string(i)));
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+std::vector<OipTensor> image_outputs(const LoadedModel& m, const ImageResults& r) {
+  std::vector<OipTensor> outs;
+  if (m.ocr) {
+    const int64_t n = static_cast<int64_t>(r.ocr.size());
+    OipTensor text{"text", "BYTES", {n}, {}, {}}, doc{"ocr", "BYTES", {n}, {}, {}};
+    for (const auto& o : r.ocr) {
+      std::string joined;
+      for (const auto& l : o.lines) joined += (joined.empty() ? "" : "\n") + l.text;
+      text.bytes.push_back(std::move(joined));
+      doc.bytes.push_back(ocr_result_json(o).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
+    outs.push_back(std::move(text));
+    outs.push_back(std::move(doc));
+  } else if (m.image_embedder) {
+    const int64_t n = static_cast<int64_t>(r.embeddings.size());
+    const int64_t h = n ? static_cast<int64_t>(r.embeddings[0].vector.size()) : 0;
+    OipTensor emb{"embedding", "FP32", {n, h}, float_tensor({n, h}), {}};
+    for (int64_t i = 0; i < n; ++i) std::copy(r.embeddings[i].vector.begin(), r.embeddings[i].vector.end(), emb.tensor.mutable_data<float>() + i * h);
+    outs.push_back(std::move(emb));
+  } else {
+    const int64_t n = static_cast<int64_t>(r.classes.size());
+    const int64_t c = static_cast<int64_t>(m.image_classifier->labels().size());
+    OipTensor logits{"logits", "FP32", {n, c}, float_tensor({n, c}), {}};
+    OipTensor label{"label", "BYTES", {n}, {}, {}};
+    OipTensor score{"score", "FP32", {n}, float_tensor({n}), {}};
+    for (int64_t i = 0; i < n; ++i) {
+      const auto& cl = r.classes[i];
+      std::copy(cl.logits.begin(), cl.logits.end(), logits.tensor.mutable_data<float>() + i * c);
+      label.bytes.push_back(cl.labels.front().label);
+      score.tensor.mutable_data<float>()[i] = cl.labels.front().score;
+    }
+    outs.push_back(std::move(logits));
+    outs.push_back(std::move(label));
+    outs.push_back(std::move(score));
+  }
+  return outs;
+}
+
+void infer_image(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferRequest req, const Responder& respond,
+                 const HttpRequest& http) {
+  auto images = image_inputs(req, ctx.options);
+  if (!images.ok()) return respond(error_response(images.error(), nullptr));
+  if (Status st = check_outputs_exist(*m, req); !st.ok()) return respond(error_response(st.error(), nullptr));
+  auto shared_req = std::make_shared<InferRequest>(std::move(req));
+  submit_image_work(ctx, m, std::move(images).value(), 1, http, respond, [respond, m, shared_req](Result<ImageResults> r) {
+    if (!r.ok()) return respond(error_response(r.error(), m.get()));
+    answer(respond, *m, *shared_req, image_outputs(*m, *r), nlohmann::json::object(), 0);
+  });
+}
+
 Result<std::vector<NamedTensor>> tensor_feeds(const LoadedModel& m, InferRequest& req) {
   std::vector<NamedTensor> feeds;
   const auto& specs = m.session->inputs();
@@ -275,6 +350,7 @@ void infer(ServerContext& ctx, HttpRequest&& http, std::shared_ptr<const LoadedM
   auto req = parse_infer_request(http, oip_limits(ctx.options));
   if (!req.ok()) return respond(error_response(req.error(), nullptr));
   if (Status st = read_scheduling_parameters(*req, *http.meta); !st.ok()) return respond(error_response(st.error(), nullptr));
+  if (m->takes_images()) return infer_image(ctx, std::move(m), std::move(req).value(), respond, http);
   if (m->kind == ModelKind::kText) return infer_text(ctx, std::move(m), std::move(req).value(), respond, http);
   infer_tensor(ctx, std::move(m), std::move(req).value(), respond, http);
 }

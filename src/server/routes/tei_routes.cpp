@@ -6,6 +6,7 @@
 #include "glassbox/version.h"
 #include "server/codec/json_body.h"
 #include "server/routes/embed_request.h"
+#include "server/routes/image_routes.h"
 #include "server/routes/router.h"
 
 namespace glassbox::server {
@@ -267,10 +268,12 @@ HttpResponse info(ServerContext& ctx) {
 }  // namespace
 
 void tei_embed(ServerContext& ctx, HttpRequest&& req, const PathParams&, Responder respond) {
+  if (image_tei_route(ctx, req, respond, /*embed=*/true)) return;  // image embedders (image_routes.cpp)
   text_task(ctx, req, respond, PipelineTask::kEmbed);
 }
 
 void tei_predict(ServerContext& ctx, HttpRequest&& req, const PathParams&, Responder respond) {
+  if (image_tei_route(ctx, req, respond, /*embed=*/false)) return;  // image classifiers and OCR (image_routes.cpp)
   text_task(ctx, req, respond, PipelineTask::kClassify);
 }
 

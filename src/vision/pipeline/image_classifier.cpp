@@ -145,6 +145,7 @@ ImageClassifier& ImageClassifier::operator=(ImageClassifier&&) noexcept = defaul
 ImageClassifier::~ImageClassifier() = default;
 const std::vector<Step>& ImageClassifier::steps() const { return impl_->steps; }
 const Session& ImageClassifier::session() const { return *impl_->session; }
+const std::vector<std::string>& ImageClassifier::labels() const { return impl_->labels; }
 
 Result<ImageClassification> ImageClassifier::classify(const RgbImage& image, int top_k) const {
   const Impl& m = *impl_;
