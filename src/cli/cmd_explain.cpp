@@ -204,8 +204,9 @@ void explain_command(const ExplainArgs& a) {
     const std::string c = diag::weights_cache_to_text(cache);
     if (!c.empty()) std::cout << "\nweights cache (this load):\n\n```\n" << c << "```\n";
     print_warmup(warmup, true);
-    if (a.serve) std::cout << "\n**routes** (`glassbox serve`)\n\n" << server::routes_markdown();
+    // gRPC's table first: the routes table runs to the end (tests/server/test_routes.py reads it so).
     if (a.serve) std::cout << "\n**gRPC methods** (`glassbox serve --grpc-port`)\n\n" << server::grpc_methods_markdown();
+    if (a.serve) std::cout << "\n**routes** (`glassbox serve`)\n\n" << server::routes_markdown();
   } else if (a.json) {
     auto j = diag::explain_to_json(rows);
     if (!decisions.empty()) {

@@ -300,7 +300,9 @@ def test_grpc_method_table_in_explain_and_docs(pb):
     r = subprocess.run([GLASSBOX, "explain", "--serve", "--markdown"], capture_output=True, text=True, timeout=60 * SLOW)
     head = "**gRPC methods** (`glassbox serve --grpc-port`)\n\n"
     assert head in r.stdout
-    table = "".join(line + "\n" for line in r.stdout.split(head, 1)[1].splitlines() if line.startswith("|"))
+    rows = r.stdout.split(head, 1)[1].splitlines()
+    table = "".join(line + "\n" for line in rows[:next(i for i, l in enumerate(rows) if not l.startswith("|"))])
+    assert table.count("\n") == 2 + len(served)
     with open(os.path.join(ROOT, "docs", "serving.md"), encoding="utf-8") as f:
         assert table in f.read(), "docs/serving.md's gRPC methods table differs from explain:\n" + table
 
