@@ -15,6 +15,7 @@ PKGS=(
   python3-dev pybind11-dev python3-pybind11 python3-pytest python3-venv python3-pip
   python3-sklearn python3-xgboost
   libboost-dev python3-requests python3-yaml prometheus python3-prometheus-client
+  libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-grpc-tools
   haproxy yamllint python3-jsonschema
   python3-jinja2 qemu-user
   libturbojpeg0-dev libspng-dev libwebp-dev libexif-dev python3-pil imagemagick fonts-dejavu-core

@@ -13,6 +13,7 @@
 #include "glassbox/ocr.h"
 #include "glassbox/memory_budget.h"
 #include "server/repository/warmup.h"
+#include "server/grpc/grpc_server.h"
 #include "server/routes/route_table.h"
 
 namespace {
@@ -220,6 +221,8 @@ void explain_command(const ExplainArgs& a) {
     const std::string c = diag::weights_cache_to_text(cache);
     if (!c.empty()) std::cout << "\nweights cache (this load):\n\n```\n" << c << "```\n";
     print_warmup(warmup, true);
+    // gRPC's table first: the routes table runs to the end (tests/server/test_routes.py reads it so).
+    if (a.serve) std::cout << "\n**gRPC methods** (`glassbox serve --grpc-port`)\n\n" << server::grpc_methods_markdown();
     if (a.serve) std::cout << "\n**routes** (`glassbox serve`)\n\n" << server::routes_markdown();
   } else if (a.json) {
     auto j = diag::explain_to_json(rows);
@@ -237,6 +240,7 @@ void explain_command(const ExplainArgs& a) {
     if (!warmup.is_null()) j["warmup"] = warmup;
     j["cpu"] = diag::cpu_report_to_json(cpu_report());
     if (a.serve) j["routes"] = server::routes_json();
+    if (a.serve) j["grpc_methods"] = server::grpc_methods_json();
     if (a.model.empty()) j["default_model"] = default_model_json();
     else if (cache.state != "off" || !cache.reason.empty()) j["weights_cache"] = diag::weights_cache_to_json(cache);
     std::cout << j.dump(2) << "\n";
@@ -256,6 +260,8 @@ void explain_command(const ExplainArgs& a) {
       std::cout << "\nroutes of `glassbox serve` (method, path = metric label, protocol of its responses and errors)\n";
       for (const auto& r : server::routes())
         std::cout << "  " << r.method << " " << r.path << "  [" << server::protocol_name(r.protocol) << "]  " << r.what << "\n";
+      std::cout << "\ngRPC methods (--grpc-port; path = metric label)\n";
+      for (const auto& m : server::grpc_methods()) std::cout << "  " << server::grpc_method_path(m.name) << "  " << m.what << "\n";
     }
   }
 }

@@ -35,6 +35,7 @@ void add_serve_command(CLI::App& app) {
                   "folder of models: MODEL/model.onnx or Triton-style MODEL/<version>/model.onnx");
   add_server_flag(cmd, *a, "--host", "host", s.host, "address to listen on");
   add_server_flag(cmd, *a, "--port", "port", s.port, "TCP port (0 = a free one, printed at start)");
+  add_server_flag(cmd, *a, "--grpc-port", "grpc_port", s.grpc_port, "KServe v2 gRPC port (0 = no gRPC listener)");
   add_server_flag(cmd, *a, "--threads", "threads", s.threads, "compute threads of each engine run (0 = physical cores)");
   add_server_flag(cmd, *a, "--io-threads", "io_threads", s.io_threads, "HTTP threads");
   add_server_flag(cmd, *a, "--max-body-bytes", "max_body_bytes", s.max_body_bytes, "request body cap (413 beyond)");

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 
 #include "glassbox/pipeline.h"
+#include "server/grpc/grpc_server.h"
 #include "server/http/http_server.h"
 #include "server/log.h"
 #include "server/metrics/server_metrics.h"
@@ -24,6 +26,7 @@ constexpr int kDrainTickMs = 20;
 
 struct Lifecycle {
   HttpServer& http;
+  std::function<int64_t()> in_flight;  // HTTP + gRPC
   std::atomic<bool>& draining;
   double drain_timeout_s;
   std::chrono::steady_clock::time_point drain_started;
@@ -31,10 +34,10 @@ struct Lifecycle {
 
   void on_signal(int sig) {
     if (draining.exchange(true)) {
-      log_line("second signal: exiting at once with " + std::to_string(http.in_flight()) + " requests in flight");
+      log_line("second signal: exiting at once with " + std::to_string(in_flight()) + " requests in flight");
       std::_Exit(1);
     }
-    log_line(std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": draining " + std::to_string(http.in_flight()) +
+    log_line(std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": draining " + std::to_string(in_flight()) +
              " in-flight requests (readiness is 503, new work is refused)");
     http.close_after_responses();
     drain_started = std::chrono::steady_clock::now();
@@ -43,12 +46,12 @@ struct Lifecycle {
 
   void tick() {
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - drain_started).count();
-    if (http.in_flight() == 0) {
+    if (in_flight() == 0) {
       log_line("drained: every accepted request was answered; exiting");
       return http.stop();
     }
     if (waited >= drain_timeout_s) {
-      log_line("drain timeout (" + std::to_string(drain_timeout_s) + " s) with " + std::to_string(http.in_flight()) +
+      log_line("drain timeout (" + std::to_string(drain_timeout_s) + " s) with " + std::to_string(in_flight()) +
                " requests still in flight; exiting with status 1");
       exit_code = 1;
       return http.stop();
@@ -83,9 +86,12 @@ Result<int> serve(const ServeConfig& config) {
   Scheduler scheduler(opts, &metrics);
   std::atomic<bool> draining{false};
   HttpServer* http_ptr = nullptr;
+  GrpcServer* grpc_ptr = nullptr;
+  auto in_flight = [&http_ptr, &grpc_ptr] {
+    return (http_ptr ? http_ptr->in_flight() : int64_t{0}) + (grpc_ptr ? grpc_ptr->in_flight() : int64_t{0});
+  };
   ServerContext ctx{opts, repository, scheduler, draining,
-                    server_options_to_json(explain_server_options(opts, config.sources)), metrics,
-                    [&http_ptr] { return http_ptr ? http_ptr->in_flight() : int64_t{0}; }};
+                    server_options_to_json(explain_server_options(opts, config.sources)), metrics, in_flight};
 
   HttpServer http(
       opts, [&ctx](HttpRequest&& req, Responder respond) { route(ctx, std::move(req), std::move(respond)); },
@@ -93,12 +99,18 @@ Result<int> serve(const ServeConfig& config) {
   http_ptr = &http;
   GB_ASSIGN_OR_RETURN(int port, http.listen(opts.host, opts.port));
   log_line("listening on " + opts.host + ":" + std::to_string(port) + " (live now; ready after every model's load and warm-up)");
+  GrpcServer grpc(ctx);  // after the HTTP line: scripts read the HTTP port from the first "listening on"
+  if (opts.grpc_port != 0) {
+    GB_ASSIGN_OR_RETURN(int grpc_port, grpc.listen(opts.host, opts.grpc_port));
+    grpc_ptr = &grpc;
+    log_line("gRPC (KServe v2 GRPCInferenceService) on " + opts.host + ":" + std::to_string(grpc_port));
+  }
 
   repository.set_metrics(&metrics);
   repository.set_load_observer([&metrics](const std::string& name, bool ok) {
     metrics.add("glassbox_model_loads_total", {{"model", name}, {"result", ok ? "success" : "failure"}});
   });
-  Lifecycle life{http, draining, opts.drain_timeout_s, {}};
+  Lifecycle life{http, in_flight, draining, opts.drain_timeout_s, {}};
   http.on_signal([&life, &repository, &opts](int sig) {
     // Generation models finish in-flight sequences within the drain, then cut them explicitly.
     for (const auto& e : repository.index())
@@ -116,6 +128,7 @@ Result<int> serve(const ServeConfig& config) {
   });
   http.run(std::max(1, opts.io_threads));
   scheduler.stop(/*run_queued=*/life.exit_code == 0);
+  grpc.shutdown(/*grace_s=*/1);  // every call is answered by now (drained, or refused by the stopped scheduler)
   repository.stop();
   return life.exit_code;
 }

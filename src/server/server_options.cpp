@@ -53,6 +53,11 @@ std::vector<Field> http_fields() {
                       "0.0.0.0 exposes every route (including load/unload) to the network: put it behind a proxy"),
       GB_SERVER_FIELD(port, "8080: KServe's and Triton's HTTP port, so manifests and clients work unchanged",
                       "a port below 1024 needs privileges; 0 picks a free port (printed at start)"),
+      GB_SERVER_FIELD(grpc_port,
+                      "0 = off: the KServe v2 gRPC service (same models, scheduler, limits, metrics and drain as HTTP) "
+                      "listens only when asked; Triton's is 8001",
+                      "a second listener on host: it carries every OIP and repository method, load/unload included; "
+                      "messages are capped by max_body_bytes"),
       GB_SERVER_FIELD(threads, "0 = physical cores; one engine run at a time server-wide uses exactly these",
                       "more than the cores oversubscribes them and raises p99"),
       GB_SERVER_FIELD(io_threads, "1: HTTP parsing and writing are cheap; compute runs on the engine's threads",
@@ -157,7 +162,7 @@ const std::vector<Field>& fields() {
   return f;
 }
 
-static_assert(aggregate_field_count<ServerOptions>() == 33, "ServerOptions changed: update fields() in server_options.cpp");
+static_assert(aggregate_field_count<ServerOptions>() == 34, "ServerOptions changed: update fields() in server_options.cpp");
 
 }  // namespace
 

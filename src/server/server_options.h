@@ -23,6 +23,9 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   // 8080: KServe's and Triton's HTTP port, so manifests and clients work unchanged.
   int port = 8080;
+  // 0 = no gRPC listener: HTTP alone is what most clients use, and a second open port is opened
+  // on purpose. 8001 is Triton's gRPC port (KServe's predictor uses 8081).
+  int grpc_port = 0;
   // Compute threads of each engine run (0 = physical cores): one run at a time server-wide
   // uses exactly these cores, so several models never oversubscribe them.
   int threads = 0;

@@ -2,6 +2,7 @@
 """Small ONNX models for the server tests, written with python3-onnx into OUT_DIR:
 
   dtypes/model.onnx         one input per OIP datatype (FP32 gets +1, BOOL is negated, the rest pass through)
+  dtypes_typed/model.onnx   the same without FP16: every input has a typed gRPC field (test_grpc.py)
   slow/model.onnx           input n (INT64 scalar): a Loop of n additions, so a request takes as long as asked
   warmup_fails/             Reshape of X[N] to [2, -1] with a declared warm-up of N = 3 (glassbox.json): the declared
                             warm-up fails, so the model never turns ready
@@ -38,9 +39,11 @@ DTYPES = [
 ]
 
 
-def dtypes_model():
+def dtypes_model(skip=()):
     nodes, inputs, outputs, inits = [], [], [], [helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])]
     for name, t in DTYPES:
+        if name in skip:
+            continue
         shape = ["n", 4] if name == "fp32" else ["n"]
         inputs.append(helper.make_tensor_value_info("in_" + name, t, shape))
         outputs.append(helper.make_tensor_value_info("out_" + name, t, shape))
@@ -127,6 +130,7 @@ def langid_copy(src, dst, edit):
 def main():
     out, root = sys.argv[1], sys.argv[2]
     save(dtypes_model(), os.path.join(out, "dtypes", "model.onnx"))
+    save(dtypes_model(skip=("fp16",)), os.path.join(out, "dtypes_typed", "model.onnx"))
     save(slow_model(), os.path.join(out, "slow", "model.onnx"))
     save(warmup_fails_model(), os.path.join(out, "warmup_fails", "model.onnx"))
     with open(os.path.join(out, "warmup_fails", "glassbox.json"), "w") as fh:

@@ -114,35 +114,6 @@ Status fill_from_json(OipTensor& t, DataType dtype, const json& data, const OipL
   }
 }
 
-Status fill_from_binary(OipTensor& t, DataType dtype, std::string_view bytes, int64_t numel, const std::string& where) {
-  if (dtype == DataType::kString) {
-    size_t pos = 0;
-    while (pos < bytes.size()) {
-      if (bytes.size() - pos < 4) return bad("BYTES element header is cut off", where);
-      uint32_t len;
-      std::memcpy(&len, bytes.data() + pos, 4);  // little-endian on every target glassbox builds for
-      pos += 4;
-      if (len > bytes.size() - pos) return bad("BYTES element length " + std::to_string(len) + " runs past the tensor's bytes", where);
-      t.bytes.emplace_back(bytes.substr(pos, len));
-      pos += len;
-      if (static_cast<int64_t>(t.bytes.size()) > numel) break;
-    }
-    if (static_cast<int64_t>(t.bytes.size()) != numel)
-      return bad("binary BYTES data holds " + std::to_string(t.bytes.size()) + " elements but shape " + shape_to_string(t.shape) +
-                     " needs " + std::to_string(numel),
-                 where);
-    return {};
-  }
-  const uint64_t want = static_cast<uint64_t>(numel) * dtype_size(dtype);
-  if (bytes.size() != want)
-    return bad("binary_data_size is " + std::to_string(bytes.size()) + " bytes but shape " + shape_to_string(t.shape) + " x " +
-                   t.datatype + " needs " + std::to_string(want),
-               where);
-  GB_ASSIGN_OR_RETURN(t.tensor, Tensor::allocate(dtype, t.shape));
-  if (want) std::memcpy(t.tensor.mutable_raw(), bytes.data(), want);
-  return {};
-}
-
 Result<OipTensor> parse_input(const json& in, size_t index, const OipLimits& limits, std::string_view binary, size_t& offset) {
   std::string where = "inputs[" + std::to_string(index) + "]";
   if (!in.is_object()) return bad("is not an object", where);
@@ -159,9 +130,7 @@ Result<OipTensor> parse_input(const json& in, size_t index, const OipLimits& lim
     if (!d.is_number_integer() || d.get<int64_t>() < 0) return bad("shape has a dimension that is not a non-negative integer", where);
     t.shape.push_back(d.get<int64_t>());
   }
-  auto numel = shape_numel(t.shape);
-  if (!numel.ok() || *numel > limits.max_elements)
-    return bad("shape " + shape_to_string(t.shape) + " has more elements than the server accepts", where);
+  GB_ASSIGN_OR_RETURN(const int64_t numel, checked_numel(t.shape, limits, where));
   if (in.contains("parameters")) {
     if (!in["parameters"].is_object()) return bad("\"parameters\" is not an object", where);
     t.parameters = in["parameters"];
@@ -173,12 +142,12 @@ Result<OipTensor> parse_input(const json& in, size_t index, const OipLimits& lim
     if (in.contains("data")) return bad("has both \"data\" and binary_data_size", where);
     if (size > binary.size() - offset)
       return bad("binary_data_size " + std::to_string(size) + " runs past the end of the body", where);
-    GB_RETURN_IF_ERROR(fill_from_binary(t, *dtype, binary.substr(offset, size), *numel, where));
+    GB_RETURN_IF_ERROR(fill_tensor_from_binary(t, *dtype, binary.substr(offset, size), numel, where));
     offset += size;
     return t;
   }
   if (!in.contains("data")) return bad("has no \"data\" (and no binary_data_size)", where);
-  GB_RETURN_IF_ERROR(fill_from_json(t, *dtype, in["data"], limits, *numel, where));
+  GB_RETURN_IF_ERROR(fill_from_json(t, *dtype, in["data"], limits, numel, where));
   return t;
 }
 
@@ -204,6 +173,47 @@ Status parse_outputs(const json& outs, InferRequest& r, const OipLimits& limits)
 }
 
 }  // namespace
+
+Result<int64_t> checked_numel(const Shape& shape, const OipLimits& limits, const std::string& where) {
+  auto numel = shape_numel(shape);
+  if (!numel.ok() || *numel > limits.max_elements)
+    return bad("shape " + shape_to_string(shape) + " has more elements than the server accepts", where);
+  return *numel;
+}
+
+Status fill_tensor_from_binary(OipTensor& t, DataType dtype, std::string_view bytes, int64_t numel, const std::string& where) {
+  if (dtype == DataType::kString) {
+    size_t pos = 0;
+    while (pos < bytes.size()) {
+      if (bytes.size() - pos < 4) return bad("BYTES element header is cut off", where);
+      uint32_t len;
+      std::memcpy(&len, bytes.data() + pos, 4);  // little-endian on every target glassbox builds for
+      pos += 4;
+      if (len > bytes.size() - pos) return bad("BYTES element length " + std::to_string(len) + " runs past the tensor's bytes", where);
+      t.bytes.emplace_back(bytes.substr(pos, len));
+      pos += len;
+      if (static_cast<int64_t>(t.bytes.size()) > numel) break;
+    }
+    if (static_cast<int64_t>(t.bytes.size()) != numel)
+      return bad("binary BYTES data holds " + std::to_string(t.bytes.size()) + " elements but shape " + shape_to_string(t.shape) +
+                     " needs " + std::to_string(numel),
+                 where);
+    return {};
+  }
+  const uint64_t want = static_cast<uint64_t>(numel) * dtype_size(dtype);
+  if (bytes.size() != want)
+    return bad("binary_data_size is " + std::to_string(bytes.size()) + " bytes but shape " + shape_to_string(t.shape) + " x " +
+                   t.datatype + " needs " + std::to_string(want),
+               where);
+  if (dtype == DataType::kBool)  // one byte per element; any other value is no bool (and UB to load as one)
+    for (size_t i = 0; i < bytes.size(); ++i)
+      if (static_cast<unsigned char>(bytes[i]) > 1)
+        return bad("BOOL element " + std::to_string(i) + " is byte " + std::to_string(static_cast<unsigned char>(bytes[i])) +
+                       ", not 0 or 1", where);
+  GB_ASSIGN_OR_RETURN(t.tensor, Tensor::allocate(dtype, t.shape));
+  if (want) std::memcpy(t.tensor.mutable_raw(), bytes.data(), want);
+  return {};
+}
 
 std::optional<DataType> oip_datatype(std::string_view name) {
   for (const auto& t : kTypes)
@@ -313,7 +323,9 @@ json data_to_json(const OipTensor& t) {
   return data;
 }
 
-void append_binary(const OipTensor& t, std::string& out) {
+}  // namespace
+
+void append_tensor_binary(const OipTensor& t, std::string& out) {
   if (t.datatype == "BYTES") {
     for (const auto& s : t.bytes) {
       const uint32_t len = static_cast<uint32_t>(s.size());
@@ -324,8 +336,6 @@ void append_binary(const OipTensor& t, std::string& out) {
   }
   out.append(static_cast<const char*>(t.tensor.raw()), t.tensor.nbytes());
 }
-
-}  // namespace
 
 Result<HttpResponse> encode_infer_response(const std::string& model, const std::string& version, const std::string& id,
                                            const json& parameters, const std::vector<OipTensor>& outputs,
@@ -350,7 +360,7 @@ Result<HttpResponse> encode_infer_response(const std::string& model, const std::
                  "request it with parameters.binary_data: true");
     if (bin) {
       const size_t before = blob.size();
-      append_binary(t, blob);
+      append_tensor_binary(t, blob);
       o["parameters"] = {{"binary_data_size", blob.size() - before}};
       any_binary = true;
     } else {

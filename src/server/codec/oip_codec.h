@@ -53,6 +53,15 @@ struct OipLimits {
 };
 OipLimits oip_limits(const ServerOptions& options);
 
+// --- shared by the REST and gRPC decoders (server/grpc/grpc_codec.h) ---
+// The element count of a declared shape, refused when it overflows or passes limits.max_elements.
+Result<int64_t> checked_numel(const Shape& shape, const OipLimits& limits, const std::string& where);
+// Fills t (t.shape set) from raw row-major little-endian bytes: exactly numel x the datatype's size,
+// or for BYTES numel elements of 4-byte little-endian length + bytes.
+Status fill_tensor_from_binary(OipTensor& t, DataType dtype, std::string_view bytes, int64_t numel, const std::string& where);
+// Appends t's data in that same raw layout.
+void append_tensor_binary(const OipTensor& t, std::string& out);
+
 // Parses the body of POST .../infer (JSON, or JSON header + binary section).
 Result<InferRequest> parse_infer_request(const HttpRequest& req, const OipLimits& limits);
 

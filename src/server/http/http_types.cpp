@@ -12,20 +12,23 @@ const RefusalInfo& refusal_info(RefusalCode code) {
   // OpenAI: 4xx are invalid_request_error, 429 rate_limit_error, 5xx server_error (what its
   // clients map to BadRequestError, NotFoundError, RateLimitError, InternalServerError by status).
   // TEI's ErrorType: validation, tokenizer, empty, overloaded, backend, unhealthy.
+  // gRPC status codes (grpc/status.h numbers): 3 INVALID_ARGUMENT, 5 NOT_FOUND, 12 UNIMPLEMENTED,
+  // 8 RESOURCE_EXHAUSTED (a size over a limit), 14 UNAVAILABLE (retry later or elsewhere: a full
+  // queue, like 429, an unready model, a drain), 4 DEADLINE_EXCEEDED, 1 CANCELLED, 13 INTERNAL.
   using C = RefusalCode;
   static constexpr RefusalInfo table[] = {
-      {C::kInvalidRequest, "invalid_request", 400, "invalid_request_error", "validation", "invalid"},
-      {C::kRouteNotFound, "route_not_found", 404, "invalid_request_error", "validation", "invalid"},
-      {C::kModelNotFound, "model_not_found", 404, "invalid_request_error", "validation", "invalid"},
-      {C::kMethodNotAllowed, "method_not_allowed", 405, "invalid_request_error", "validation", "invalid"},
-      {C::kTooLarge, "too_large", 413, "invalid_request_error", "validation", "too_large"},
-      {C::kHeadersTooLarge, "headers_too_large", 431, "invalid_request_error", "validation", "invalid"},
-      {C::kQueueFull, "queue_full", 429, "rate_limit_error", "overloaded", "queue_full"},
-      {C::kModelUnavailable, "model_unavailable", 503, "server_error", "unhealthy", "unavailable"},
-      {C::kDraining, "draining", 503, "server_error", "unhealthy", "draining"},
-      {C::kDeadline, "deadline_exceeded", 504, "server_error", "overloaded", "deadline"},
-      {C::kCancelled, "cancelled", 499, "invalid_request_error", "validation", "cancelled"},
-      {C::kInternal, "internal", 500, "server_error", "backend", nullptr},
+      {C::kInvalidRequest, "invalid_request", 400, "invalid_request_error", "validation", "invalid", 3},
+      {C::kRouteNotFound, "route_not_found", 404, "invalid_request_error", "validation", "invalid", 12},
+      {C::kModelNotFound, "model_not_found", 404, "invalid_request_error", "validation", "invalid", 5},
+      {C::kMethodNotAllowed, "method_not_allowed", 405, "invalid_request_error", "validation", "invalid", 12},
+      {C::kTooLarge, "too_large", 413, "invalid_request_error", "validation", "too_large", 8},
+      {C::kHeadersTooLarge, "headers_too_large", 431, "invalid_request_error", "validation", "invalid", 8},
+      {C::kQueueFull, "queue_full", 429, "rate_limit_error", "overloaded", "queue_full", 14},
+      {C::kModelUnavailable, "model_unavailable", 503, "server_error", "unhealthy", "unavailable", 14},
+      {C::kDraining, "draining", 503, "server_error", "unhealthy", "draining", 14},
+      {C::kDeadline, "deadline_exceeded", 504, "server_error", "overloaded", "deadline", 4},
+      {C::kCancelled, "cancelled", 499, "invalid_request_error", "validation", "cancelled", 1},
+      {C::kInternal, "internal", 500, "server_error", "backend", nullptr, 13},
   };
   static_assert(sizeof table / sizeof table[0] == static_cast<size_t>(C::kInternal) + 1, "one row per RefusalCode");
   static_assert([] {

@@ -58,7 +58,7 @@ struct HttpRequest {
 };
 
 // Why a request is refused. One row per code in http_types.cpp (its HTTP status, OpenAI error
-// type, TEI error_type and the glassbox_rejected_requests_total reason): routes name the code,
+// type, TEI error_type, the glassbox_rejected_requests_total reason and the gRPC status code): routes name the code,
 // the calling route's protocol renders the body (server/routes/refusal.h).
 enum class RefusalCode {
   kInvalidRequest,    // 400: malformed JSON, a wrong field, a value out of range
@@ -95,6 +95,7 @@ struct RefusalInfo {
   const char* openai_type;  // OpenAI error.type
   const char* tei_type;     // TEI/TGI error_type (their ErrorType, snake_case)
   const char* metric_reason;  // glassbox_rejected_requests_total{reason}; nullptr: not counted
+  int grpc_code;              // the gRPC status code (its number, as grpc::StatusCode) of the gRPC front end
 };
 const RefusalInfo& refusal_info(RefusalCode code);
 

@@ -8,6 +8,7 @@
 #include "server/codec/image_body.h"
 #include "server/codec/oip_codec.h"
 #include "server/routes/image_routes.h"
+#include "server/routes/oip_infer.h"
 #include "server/routes/router.h"
 
 namespace glassbox::server {
@@ -50,11 +51,18 @@ Result<std::pair<std::vector<OipTensor>, std::vector<bool>>> select_outputs(std:
   return std::make_pair(std::move(picked), std::move(binary));
 }
 
-void answer(const Responder& respond, const LoadedModel& m, const InferRequest& req, std::vector<OipTensor> outs,
-            const nlohmann::json& parameters, int64_t dropped) {
+// Selects the requested outputs and hands them to the front end's answer.
+void answer(const Responder& respond, const InferAnswer& done, const LoadedModel& m, const InferRequest& req,
+            std::vector<OipTensor> outs, const nlohmann::json& parameters, int64_t dropped) {
   auto picked = select_outputs(std::move(outs), req);
   if (!picked.ok()) return respond(error_response(picked.error(), nullptr));
-  auto r = encode_infer_response(m.name, m.version, req.id, parameters, picked->first, picked->second);
+  done(m, req, std::move(picked->first), std::move(picked->second), parameters, dropped);
+}
+
+// The REST answer: JSON, or JSON + the binary section.
+void rest_answer(const Responder& respond, const LoadedModel& m, const InferRequest& req, std::vector<OipTensor> outs,
+                 std::vector<bool> binary, const nlohmann::json& parameters, int64_t dropped) {
+  auto r = encode_infer_response(m.name, m.version, req.id, parameters, outs, binary);
   if (!r.ok()) return respond(error_response(r.error(), nullptr));
   add_truncation_header(*r, dropped);
   respond(std::move(r).value());
@@ -175,7 +183,7 @@ HttpResponse text_error(const Error& e, const LoadedModel& m, const char* trunca
 }
 
 void infer_text(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferRequest req, const Responder& respond,
-                const HttpRequest& http) {
+                const HttpRequest& http, InferAnswer done) {
   auto inputs = text_inputs(req, ctx.options);
   if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
   if (Status st = check_outputs_exist(*m, req); !st.ok()) return respond(error_response(st.error(), nullptr));
@@ -186,13 +194,13 @@ void infer_text(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferR
   job.inputs = std::move(inputs).value();
   job.normalize = normalize;
   auto shared_req = std::make_shared<InferRequest>(std::move(req));
-  job.done = [respond, m, shared_req](Result<TextResults> r) {
+  job.done = [respond, done = std::move(done), m, shared_req](Result<TextResults> r) {
     if (!r.ok()) return respond(text_error(r.error(), *m, "parameters.truncate: true"));
     int64_t dropped = 0;
     auto outs = text_outputs(*m, *r, dropped);
     nlohmann::json params = nlohmann::json::object();
     if (dropped > 0) params["tokens_dropped"] = dropped;
-    answer(respond, *m, *shared_req, std::move(outs), params, dropped);
+    answer(respond, done, *m, *shared_req, std::move(outs), params, dropped);
   };
   WorkItem item = make_work(ctx, m, std::move(job), http);
   submit_work(ctx, std::move(item), respond);
@@ -259,14 +267,15 @@ std::vector<OipTensor> image_outputs(const LoadedModel& m, const ImageResults& r
 }
 
 void infer_image(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferRequest req, const Responder& respond,
-                 const HttpRequest& http) {
+                 const HttpRequest& http, InferAnswer done) {
   auto images = image_inputs(req, ctx.options);
   if (!images.ok()) return respond(error_response(images.error(), nullptr));
   if (Status st = check_outputs_exist(*m, req); !st.ok()) return respond(error_response(st.error(), nullptr));
   auto shared_req = std::make_shared<InferRequest>(std::move(req));
-  submit_image_work(ctx, m, std::move(images).value(), 1, http, respond, [respond, m, shared_req](Result<ImageResults> r) {
+  submit_image_work(ctx, m, std::move(images).value(), 1, http, respond,
+                    [respond, done = std::move(done), m, shared_req](Result<ImageResults> r) {
     if (!r.ok()) return respond(error_response(r.error(), m.get()));
-    answer(respond, *m, *shared_req, image_outputs(*m, *r), nlohmann::json::object(), 0);
+    answer(respond, done, *m, *shared_req, image_outputs(*m, *r), nlohmann::json::object(), 0);
   });
 }
 
@@ -305,14 +314,14 @@ Result<std::vector<NamedTensor>> tensor_feeds(const LoadedModel& m, InferRequest
 }
 
 void infer_tensor(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferRequest req, const Responder& respond,
-                  const HttpRequest& http) {
+                  const HttpRequest& http, InferAnswer done) {
   auto feeds = tensor_feeds(*m, req);
   if (!feeds.ok()) return respond(error_response(feeds.error(), nullptr));
   if (Status st = check_outputs_exist(*m, req); !st.ok()) return respond(error_response(st.error(), nullptr));
   TensorJob job;
   job.feeds = std::move(feeds).value();
   auto shared_req = std::make_shared<InferRequest>(std::move(req));
-  job.done = [respond, m, shared_req](Result<std::vector<NamedTensor>> r) {
+  job.done = [respond, done = std::move(done), m, shared_req](Result<std::vector<NamedTensor>> r) {
     if (!r.ok()) return respond(error_response(r.error(), m.get()));
     std::vector<OipTensor> outs;
     for (auto& o : *r) {
@@ -321,7 +330,7 @@ void infer_tensor(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, Infe
       else t.tensor = std::move(o.tensor);
       outs.push_back(std::move(t));
     }
-    answer(respond, *m, *shared_req, std::move(outs), nlohmann::json::object(), 0);
+    answer(respond, done, *m, *shared_req, std::move(outs), nlohmann::json::object(), 0);
   };
   WorkItem item = make_work(ctx, m, std::move(job), http);
   submit_work(ctx, std::move(item), respond);
@@ -341,26 +350,35 @@ Status read_scheduling_parameters(const InferRequest& req, RequestMeta& meta) {
   return {};
 }
 
-void infer(ServerContext& ctx, HttpRequest&& http, std::shared_ptr<const LoadedModel> m, const Responder& respond) {
+}  // namespace
+
+void submit_infer(ServerContext& ctx, const HttpRequest& http, std::shared_ptr<const LoadedModel> m, InferRequest req,
+                  const Responder& respond, InferAnswer done) {
   if (m->kind == ModelKind::kGeneration)
     return respond(refuse(RefusalCode::kInvalidRequest,
                           "model '" + m->name + "' is a generation model: OIP infer (text_input -> text_output) is not "
                           "served for it yet; use POST /v1/completions, /v1/chat/completions or /generate"));
   if (ctx.draining.load()) return respond(draining_refusal());
-  auto req = parse_infer_request(http, oip_limits(ctx.options));
-  if (!req.ok()) return respond(error_response(req.error(), nullptr));
-  if (Status st = read_scheduling_parameters(*req, *http.meta); !st.ok()) return respond(error_response(st.error(), nullptr));
-  if (m->takes_images()) return infer_image(ctx, std::move(m), std::move(req).value(), respond, http);
-  if (m->kind == ModelKind::kText) return infer_text(ctx, std::move(m), std::move(req).value(), respond, http);
-  infer_tensor(ctx, std::move(m), std::move(req).value(), respond, http);
+  if (Status st = read_scheduling_parameters(req, *http.meta); !st.ok()) return respond(error_response(st.error(), nullptr));
+  if (m->takes_images()) return infer_image(ctx, std::move(m), std::move(req), respond, http, std::move(done));
+  if (m->kind == ModelKind::kText) return infer_text(ctx, std::move(m), std::move(req), respond, http, std::move(done));
+  infer_tensor(ctx, std::move(m), std::move(req), respond, http, std::move(done));
 }
 
-// The model a /v2/models/{m}[/versions/{v}] route names, or the refusal (400 bad name, 404, 503).
-ModelLookup lookup(ServerContext& ctx, const PathParams& params) {
-  const std::string& name = params.get("m");
+ModelLookup lookup_model(ServerContext& ctx, const std::string& name, const std::string& version) {
   if (!valid_model_name(name)) return {nullptr, 400, "invalid model name"};
-  return ctx.repository.get(name, params.get("v"));
+  return ctx.repository.get(name, version);
 }
+
+const std::vector<std::string>& oip_extensions() {
+  static const std::vector<std::string> e = {"binary_tensor_data", "model_repository", "glassbox_explain"};
+  return e;
+}
+
+namespace {
+
+// The model a /v2/models/{m}[/versions/{v}] route names, or the refusal (400 bad name, 404, 503).
+ModelLookup lookup(ServerContext& ctx, const PathParams& params) { return lookup_model(ctx, params.get("m"), params.get("v")); }
 
 }  // namespace
 
@@ -368,7 +386,7 @@ void oip_server_metadata(ServerContext&, HttpRequest&&, const PathParams&, Respo
   ojson j;
   j["name"] = "glassbox";
   j["version"] = glassbox::version();
-  j["extensions"] = {"binary_tensor_data", "model_repository", "glassbox_explain"};
+  j["extensions"] = oip_extensions();
   j["cpu"] = diag::cpu_report_to_json(cpu_report());  // features, kernel per op class, precision rule
   respond(json_response(200, j));
 }
@@ -398,7 +416,14 @@ void oip_model_ready(ServerContext& ctx, HttpRequest&&, const PathParams& params
 void oip_model_infer(ServerContext& ctx, HttpRequest&& req, const PathParams& params, Responder respond) {
   ModelLookup look = lookup(ctx, params);
   if (!look.model) return respond(lookup_refusal(look));
-  infer(ctx, std::move(req), std::move(look.model), respond);
+  if (ctx.draining.load()) return respond(draining_refusal());
+  auto parsed = parse_infer_request(req, oip_limits(ctx.options));
+  if (!parsed.ok()) return respond(error_response(parsed.error(), nullptr));
+  submit_infer(ctx, req, std::move(look.model), std::move(parsed).value(), respond,
+               [respond](const LoadedModel& m, const InferRequest& r, std::vector<OipTensor> outs, std::vector<bool> binary,
+                         const nlohmann::json& parameters, int64_t dropped) {
+                 rest_answer(respond, m, r, std::move(outs), std::move(binary), parameters, dropped);
+               });
 }
 
 void oip_model_explain(ServerContext& ctx, HttpRequest&&, const PathParams& params, Responder respond) {
