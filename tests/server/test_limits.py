@@ -110,6 +110,17 @@ def test_malformed_json_nan_and_deep_nesting(text_server):
     assert live(text_server)
 
 
+def test_numbers_beyond_float64_are_400_not_a_crash(text_server):
+    """1e999 is valid JSON that the parser cannot hold: it used to escape as an exception and terminate the
+    server (found by tests/fuzz/fuzz_server_request; its input is in the corpus as number_overflow)."""
+    for path, body in (("/predict", b'{"inputs": 1e999}'),
+                       ("/v2/models/langid/infer", b'{"inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [-1e999]}]}'),
+                       ("/v1/embeddings", b'{"input": "x", "model": "langid_embed", "dimensions": 222222222222222222222222e2222}')):
+        status, err = error_of(post_raw(text_server, path, body))
+        assert status == 400 and "out of range" in err, (path, status, err)
+    assert live(text_server)
+
+
 def test_invalid_utf8_and_lone_surrogate(text_server):
     status, err = error_of(post_raw(text_server, "/v2/models/langid/infer",
                                     b'{"inputs": [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["\xff\xfe"]}]}'))
