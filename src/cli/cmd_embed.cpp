@@ -49,7 +49,11 @@ void add_embed_command(CLI::App& app) {
     using namespace glassbox;
     std::vector<Embedding> all;
     if (const std::string dir = cli::image_model_dir(a->text); !dir.empty()) {  // an image embedder
-      for (auto& v : cli::run_image_embed(dir, a->text, a->output.empty())) all.push_back({std::move(v)});
+      for (auto& v : cli::run_image_embed(dir, a->text, a->output.empty())) {
+        Embedding e;
+        e.vector = std::move(v);
+        all.push_back(std::move(e));
+      }
       if (!a->output.empty()) write_vectors(a->output, all);
       return;
     }
