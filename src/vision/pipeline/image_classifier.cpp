@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "glassbox/vision_pipeline.h"
+#include "vision/pipeline/model_file.h"
 
 namespace glassbox::vision {
 namespace {
@@ -117,15 +118,8 @@ Result<ImageClassifier> ImageClassifier::load(const std::string& dir, const Imag
   m->limits = options.limits;
   GB_ASSIGN_OR_RETURN(m->pre, read_preprocess(dir));
   m->steps = m->pre.steps;
-  std::error_code ec;
-  fs::path model = fs::path(dir) / "model.onnx";
-  std::string rule = "model.onnx";
-  if (!fs::exists(model, ec)) model = fs::path(dir) / "onnx" / "model.onnx", rule = "onnx/model.onnx (no model.onnx)";
-  if (!fs::exists(model, ec))
-    return make_error(ErrorCode::kNotFound, "no model.onnx or onnx/model.onnx", dir, "put the ONNX model in the directory");
-  GB_ASSIGN_OR_RETURN(Session session, Session::load(model.string(), options.session));
+  GB_ASSIGN_OR_RETURN(Session session, load_model_session(dir, options.session, m->steps));
   m->session.emplace(std::move(session));
-  m->steps.push_back({"model", model.string(), rule, ""});
   GB_RETURN_IF_ERROR(pick_io(*m));
   int64_t n = 0;
   for (const auto& s : m->session->outputs())

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "glassbox/vision_pipeline.h"
+#include "vision/pipeline/model_file.h"
 
 namespace glassbox::vision {
 namespace {
@@ -143,15 +144,8 @@ Result<ImageEmbedder> ImageEmbedder::load(const std::string& dir, const ImageCla
   m->steps = m->pre.steps;
   GB_ASSIGN_OR_RETURN(auto task, image_model_task(dir));
   m->steps.push_back(task.second);
-  std::error_code ec;
-  fs::path model = fs::path(dir) / "model.onnx";
-  std::string rule = "model.onnx";
-  if (!fs::exists(model, ec)) model = fs::path(dir) / "onnx" / "model.onnx", rule = "onnx/model.onnx (no model.onnx)";
-  if (!fs::exists(model, ec))
-    return make_error(ErrorCode::kNotFound, "no model.onnx or onnx/model.onnx", dir, "put the ONNX model in the directory");
-  GB_ASSIGN_OR_RETURN(Session session, Session::load(model.string(), options.session));
+  GB_ASSIGN_OR_RETURN(Session session, load_model_session(dir, options.session, m->steps));
   m->session.emplace(std::move(session));
-  m->steps.push_back({"model", model.string(), rule, ""});
   GB_RETURN_IF_ERROR(pick_input(*m));
   const json g = read_json_or_null(fs::path(dir) / "glassbox.json");
   if (Status st = pick_output(g, *m); !st.ok()) return std::move(st).take_error().with_where(dir);
