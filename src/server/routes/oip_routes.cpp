@@ -126,25 +126,32 @@ Result<std::vector<PipelineInput>> text_inputs(const InferRequest& req, const Se
 // Allocation of a small output cannot fail but for a bad shape, which these are not.
 Tensor float_tensor(Shape shape) { return Tensor::allocate(DataType::kFloat32, std::move(shape)).value(); }
 
+// Tensor outputs of classifications (text or image: each has logits in label order and its top label):
+// logits [n, labels], label BYTES [n], score FP32 [n].
+template <class Classes>
+void add_classification_outputs(const Classes& classes, int64_t c, std::vector<OipTensor>& outs) {
+  const int64_t n = static_cast<int64_t>(classes.size());
+  OipTensor logits{"logits", "FP32", {n, c}, float_tensor({n, c}), {}};
+  OipTensor label{"label", "BYTES", {n}, {}, {}};
+  OipTensor score{"score", "FP32", {n}, float_tensor({n}), {}};
+  for (int64_t i = 0; i < n; ++i) {
+    const auto& cl = classes[i];
+    std::copy(cl.logits.begin(), cl.logits.end(), logits.tensor.mutable_data<float>() + i * c);
+    label.bytes.push_back(cl.labels.front().label);
+    score.tensor.mutable_data<float>()[i] = cl.labels.front().score;
+  }
+  outs.push_back(std::move(logits));
+  outs.push_back(std::move(label));
+  outs.push_back(std::move(score));
+}
+
 std::vector<OipTensor> text_outputs(const LoadedModel& m, const TextResults& r, int64_t& dropped) {
   std::vector<OipTensor> outs;
   const int64_t n = static_cast<int64_t>(std::max(r.classes.size(), r.embeddings.size()));
   dropped = 0;
   if (m.is_classifier()) {
-    const int64_t c = static_cast<int64_t>(m.pipeline->decisions().labels.size());
-    OipTensor logits{"logits", "FP32", {n, c}, float_tensor({n, c}), {}};
-    OipTensor label{"label", "BYTES", {n}, {}, {}};
-    OipTensor score{"score", "FP32", {n}, float_tensor({n}), {}};
-    for (int64_t i = 0; i < n; ++i) {
-      const auto& cl = r.classes[i];
-      std::copy(cl.logits.begin(), cl.logits.end(), logits.tensor.mutable_data<float>() + i * c);
-      label.bytes.push_back(cl.labels.front().label);
-      score.tensor.mutable_data<float>()[i] = cl.labels.front().score;
-      dropped += cl.tokens_dropped;
-    }
-    outs.push_back(std::move(logits));
-    outs.push_back(std::move(label));
-    outs.push_back(std::move(score));
+    add_classification_outputs(r.classes, static_cast<int64_t>(m.pipeline->decisions().labels.size()), outs);
+    for (const auto& cl : r.classes) dropped += cl.tokens_dropped;
   } else if (m.is_sparse()) {
     int64_t nnz = 0;
     for (const auto& e : r.embeddings) nnz += static_cast<int64_t>(e.indices.size());
@@ -248,20 +255,7 @@ std::vector<OipTensor> image_outputs(const LoadedModel& m, const ImageResults& r
     for (int64_t i = 0; i < n; ++i) std::copy(r.embeddings[i].vector.begin(), r.embeddings[i].vector.end(), emb.tensor.mutable_data<float>() + i * h);
     outs.push_back(std::move(emb));
   } else {
-    const int64_t n = static_cast<int64_t>(r.classes.size());
-    const int64_t c = static_cast<int64_t>(m.image_classifier->labels().size());
-    OipTensor logits{"logits", "FP32", {n, c}, float_tensor({n, c}), {}};
-    OipTensor label{"label", "BYTES", {n}, {}, {}};
-    OipTensor score{"score", "FP32", {n}, float_tensor({n}), {}};
-    for (int64_t i = 0; i < n; ++i) {
-      const auto& cl = r.classes[i];
-      std::copy(cl.logits.begin(), cl.logits.end(), logits.tensor.mutable_data<float>() + i * c);
-      label.bytes.push_back(cl.labels.front().label);
-      score.tensor.mutable_data<float>()[i] = cl.labels.front().score;
-    }
-    outs.push_back(std::move(logits));
-    outs.push_back(std::move(label));
-    outs.push_back(std::move(score));
+    add_classification_outputs(r.classes, static_cast<int64_t>(m.image_classifier->labels().size()), outs);
   }
   return outs;
 }
