@@ -194,6 +194,19 @@ def softmax_cases():
     ]
 
 
+def global_planes():
+    """[1, 6, 2, 5]: a plane of -Inf, one of NaN, one of -Inf with a NaN, and NaN at lane ends and in the tail."""
+    x = x_values("gplanes").ravel()[:60].reshape(1, 6, 2, 5).copy()
+    x[0, 0] = -INF
+    x[0, 1] = NAN
+    x[0, 2] = -INF
+    x[0, 2, 0, 1] = NAN
+    x[0, 3, 0, 3] = NAN  # lane 3's first element, followed by 7
+    x[0, 4, 1, 2] = NAN  # lane 3's last element (7)
+    x[0, 5, 1, 4] = NAN  # the tail
+    return x
+
+
 def pool_norm_cases():
     x4 = np.stack([x_values("pool"), x_values("pool2", roll=7)])[None]  # [1, 2, 6, 37]
     x3 = x_values("pool1d", (1, ROWS, COLS))  # [1, 6, 37]: one channel per row
@@ -206,11 +219,23 @@ def pool_norm_cases():
         case("maxpool_3x3_s1_pad1", "MaxPool", [("x", x4)], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
         case("maxpool_3x3_s2_pad1", "MaxPool", [("x", x4)], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]}),
         case("maxpool_dilated", "MaxPool", [("x", x4)], {"kernel_shape": [2, 2], "dilations": [2, 3]}),
+        # ONNX Runtime picks one of three MLAS kernels by shape, each with its own NaN order: the vector
+        # kernel (2D/3D, last stride <= 2, kernels <= 32: the cases above), the generic one (1D, a last
+        # stride of 3, a kernel over 32) and the global one (the kernel covers the input, no pads).
+        case("maxpool_1d", "MaxPool", [("x", x3)], {"kernel_shape": [4], "strides": [3]}),
+        case("maxpool_2d_stride3", "MaxPool", [("x", x4)], {"kernel_shape": [2, 3], "strides": [1, 3]}),
+        case("maxpool_2d_kernel33", "MaxPool", [("x", x4)], {"kernel_shape": [2, 33], "pads": [0, 1, 0, 1]}),
+        case("maxpool_2d_whole", "MaxPool", [("x", x4)], {"kernel_shape": [6, 37]}),
+        case("maxpool_3d", "MaxPool", [("x", x4.reshape(1, 1, 2, 6, 37))],
+             {"kernel_shape": [2, 2, 3], "strides": [1, 1, 2], "pads": [0, 1, 1, 0, 1, 1]}),
         case("averagepool_2d", "AveragePool", [("x", x4)], {"kernel_shape": [2, 3], "strides": [1, 2]}),
         case("averagepool_pads_exclude", "AveragePool", [("x", x4)],
              {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 0}),
         case("globalmaxpool", "GlobalMaxPool", [("x", x3)]),
         case("globalmaxpool_4d", "GlobalMaxPool", [("x", x4)]),
+        # MLAS's global kernel: four lanes from the lowest float (a plane of -Inf gives -3.4e38), a NaN kept
+        # only as its lane's last element, the tail by std::max (a NaN there skipped); planes of 10 elements.
+        case("globalmaxpool_planes", "GlobalMaxPool", [("x", global_planes())]),
         case("globalaveragepool", "GlobalAveragePool", [("x", x3)]),
         case("layernormalization", "LayerNormalization", [("x", x_values("ln")), ("g", weights("lng", COLS)),
                                                           ("b", weights("lnb", COLS))], {"axis": -1}, opset=17),
@@ -396,10 +421,6 @@ def compare(got, ref):
 # Known differences, each with its reason: reported as KNOWN, not failed; a case listed here that
 # passes fails the test (XPASS), so the list only shrinks. Open work of issue 32 section 1.
 KNOWN = {
-    "maxpool_2d": "MaxPool: ONNX Runtime's MLAS window order is reproduced for the NaN pattern (NaN iff the window's "
-                  "last element is NaN) but not for every finite value of a window holding a NaN elsewhere",
-    "maxpool_2d_pads_ceil": "MaxPool: as maxpool_2d",
-    "maxpool_3x3_s1_pad1": "MaxPool: as maxpool_2d",
     "lrn": "LRN: ONNX Runtime gives NaN at 6 elements next to an Inf channel where glassbox's square sum stays finite",
     "resize_linear": "Resize linear: 2 elements NaN in glassbox where ONNX Runtime's interpolation gives -Inf",
     "reducelogsumexp_all": "ReduceLogSumExp over +Inf and -Inf: ONNX Runtime gives +Inf (max-shifted), glassbox NaN",
