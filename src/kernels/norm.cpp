@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/thread_pool.h"
 
@@ -80,20 +81,35 @@ void instance_norm_f32(int64_t n, int64_t c, int64_t spatial, const float* x, co
   else body(0, rows);
 }
 
+// In ONNX Runtime's order (its lrn.cc), so Inf and NaN go where they go there: the squares padded with
+// zeros, the first channel's scale = bias + the sum of its window, each next channel's = the previous
+// one + the entering square - the leaving one (a running sum: once an Inf has entered, Inf - Inf = NaN
+// for every later channel of that position), then y = x * scale^-beta.
 void lrn_f32(int64_t n, int64_t c, int64_t spatial, const float* x, int64_t size, float alpha, float beta,
              float bias, float* y) {
-  const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < c; ++ch)
+  const int64_t lo = (size - 1) / 2;
+  const float a = alpha / static_cast<float>(size);
+  std::vector<float> padded(static_cast<size_t>((c + size - 1) * spatial), 0.f);
+  std::vector<float> scale(static_cast<size_t>(c * spatial));
+  for (int64_t b = 0; b < n; ++b) {
+    const float* xb = x + b * c * spatial;
+    float* sq = padded.data() + lo * spatial;
+    for (int64_t j = 0; j < c * spatial; ++j) sq[j] = xb[j] * xb[j];
+    std::fill(scale.begin(), scale.begin() + spatial, bias);
+    for (int64_t k = 0; k < size; ++k)
+      for (int64_t i = 0; i < spatial; ++i) scale[i] += a * padded[k * spatial + i];
+    for (int64_t ch = 1; ch < c; ++ch) {
+      float* s = scale.data() + ch * spatial;
+      const float* head = padded.data() + (ch + size - 1) * spatial;
+      const float* tail = padded.data() + (ch - 1) * spatial;
       for (int64_t i = 0; i < spatial; ++i) {
-        float sq = 0.f;
-        for (int64_t j = std::max<int64_t>(0, ch - lo); j <= std::min<int64_t>(c - 1, ch + hi); ++j) {
-          const float v = x[(b * c + j) * spatial + i];
-          sq += v * v;
-        }
-        const int64_t at = (b * c + ch) * spatial + i;
-        y[at] = x[at] / std::pow(bias + alpha / static_cast<float>(size) * sq, beta);
+        s[i] = s[i - spatial] + a * head[i];
+        s[i] = s[i] + -a * tail[i];
       }
+    }
+    float* yb = y + b * c * spatial;
+    for (int64_t j = 0; j < c * spatial; ++j) yb[j] = xb[j] * std::pow(scale[j], -beta);
+  }
 }
 
 void lp_norm_f32(int64_t outer, int64_t axis_dim, int64_t inner, const float* x, int64_t p, float* y) {

@@ -24,7 +24,7 @@ void batch_norm_f32(int64_t n, int64_t c, int64_t spatial, const float* x, const
 void instance_norm_f32(int64_t n, int64_t c, int64_t spatial, const float* x, const float* scale, const float* bias,
                        float eps, float* y, ThreadPool* pool);
 
-// LRN across channels of [n, c, spatial]:
+// LRN across channels of [n, c, spatial] (computed in ONNX Runtime's order: a running sum of squares):
 // y = x / (bias + alpha/size * sum_{window} x^2)^beta, window [c - floor((size-1)/2), c + ceil((size-1)/2)].
 void lrn_f32(int64_t n, int64_t c, int64_t spatial, const float* x, int64_t size, float alpha, float beta,
              float bias, float* y);

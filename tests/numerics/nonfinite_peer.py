@@ -421,7 +421,6 @@ def compare(got, ref):
 # Known differences, each with its reason: reported as KNOWN, not failed; a case listed here that
 # passes fails the test (XPASS), so the list only shrinks. Open work of issue 32 section 1.
 KNOWN = {
-    "lrn": "LRN: ONNX Runtime gives NaN at 6 elements next to an Inf channel where glassbox's square sum stays finite",
     "resize_linear": "Resize linear: 2 elements NaN in glassbox where ONNX Runtime's interpolation gives -Inf",
     "reducelogsumexp_all": "ReduceLogSumExp over +Inf and -Inf: ONNX Runtime gives +Inf (max-shifted), glassbox NaN",
     "dynamicquantizelinear_nan": "DynamicQuantizeLinear: 9 finite elements one step apart (rounding of the scale; "
