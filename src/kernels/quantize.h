@@ -32,6 +32,13 @@ inline Q saturate_round(float v, int32_t zero_point) {
 // lo = min(0, min x), hi = max(0, max x); NaN elements are ignored.
 void minmax_f32(const float* x, int64_t n, float* lo, float* hi);
 
+// minmax_f32 in ONNX Runtime's order (MLAS's AVX min/max kernel: four then one 8-lane accumulator of
+// max_ps/min_ps, folded, the tail by std::max/std::min), for an input holding NaN: there a NaN wipes the
+// values its lane had collected, so ORT's range, and so its scale, can leave out finite elements.
+// Equal to minmax_f32 on NaN-free input. any_nan_f32: whether x holds a NaN.
+void minmax_f32_onnxruntime_order(const float* x, int64_t n, float* lo, float* hi);
+bool any_nan_f32(const float* x, int64_t n);
+
 // DynamicQuantizeLinear's parameters from the range [lo, hi] of minmax_f32:
 // scale = (hi - lo) / 255 (1 when not > 0: an all-zero input, or a range whose scale underflows),
 // zero point = saturate_round<uint8_t>(-lo / scale).

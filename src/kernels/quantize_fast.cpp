@@ -16,6 +16,8 @@
 
 #include "kernels/quantize.h"
 
+#include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -183,6 +185,51 @@ void minmax_f32_parallel(const float* x, int64_t n, float* lo, float* hi, Thread
   ch.run(pool, [&](int64_t c) { minmax_f32(x + ch.at(c), ch.len(c), &los[static_cast<size_t>(c)], &his[static_cast<size_t>(c)]); });
   *lo = *std::min_element(los.begin(), los.end());
   *hi = *std::max_element(his.begin(), his.end());
+}
+
+void minmax_f32_onnxruntime_order(const float* x, int64_t n, float* lo, float* hi) {
+  const auto vmax = [](float a, float b) { return a > b ? a : b; };  // one lane of max_ps(a, b)
+  const auto vmin = [](float a, float b) { return a < b ? a : b; };  // one lane of min_ps(a, b)
+  float mx = std::numeric_limits<float>::lowest(), mn = std::numeric_limits<float>::max();
+  int64_t i = 0;
+  if (n >= 8) {
+    float M[4][8], m[4][8];
+    for (int v = 0; v < 4; ++v)
+      for (int l = 0; l < 8; ++l) M[v][l] = mx, m[v][l] = mn;
+    if (n >= 32) {
+      for (; n - i >= 32; i += 32)
+        for (int v = 0; v < 4; ++v)
+          for (int l = 0; l < 8; ++l) {
+            M[v][l] = vmax(M[v][l], x[i + 8 * v + l]);
+            m[v][l] = vmin(m[v][l], x[i + 8 * v + l]);
+          }
+      for (int l = 0; l < 8; ++l) {
+        M[0][l] = vmax(vmax(M[0][l], M[1][l]), vmax(M[2][l], M[3][l]));
+        m[0][l] = vmin(vmin(m[0][l], m[1][l]), vmin(m[2][l], m[3][l]));
+      }
+    }
+    for (; n - i >= 8; i += 8)
+      for (int l = 0; l < 8; ++l) {
+        M[0][l] = vmax(M[0][l], x[i + l]);
+        m[0][l] = vmin(m[0][l], x[i + l]);
+      }
+    float tM[4], tm[4];  // the two 128-bit halves, then lanes (0,2) and (1,3), then the two
+    for (int l = 0; l < 4; ++l) tM[l] = vmax(M[0][l], M[0][l + 4]), tm[l] = vmin(m[0][l], m[0][l + 4]);
+    mx = vmax(vmax(tM[0], tM[2]), vmax(tM[1], tM[3]));
+    mn = vmin(vmin(tm[0], tm[2]), vmin(tm[1], tm[3]));
+  }
+  for (; i < n; ++i) {
+    mx = std::max(mx, x[i]);
+    mn = std::min(mn, x[i]);
+  }
+  *lo = std::min(mn, 0.f);
+  *hi = std::max(mx, 0.f);
+}
+
+bool any_nan_f32(const float* x, int64_t n) {
+  bool nan = false;
+  for (int64_t i = 0; i < n; ++i) nan |= x[i] != x[i];
+  return nan;
 }
 
 void quantize_f32_u8_parallel(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* y, ThreadPool* pool) {

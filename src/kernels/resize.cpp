@@ -70,6 +70,9 @@ ResizeTaps resize_taps(const ResizeAxisParams& p, int64_t in_dim, int64_t out_di
       idx[1] = clampi(i0 + 1);
       w[0] = static_cast<float>(1.0 - r);
       w[1] = static_cast<float>(r);
+      // At the last element both taps are the same one: half weight each, as ONNX Runtime takes it,
+      // so an Inf there stays Inf (1 * Inf + 0 * Inf would be NaN); finite values are unchanged.
+      if (idx[0] == idx[1]) w[0] = w[1] = 0.5f;
     } else {
       const int64_t i0 = static_cast<int64_t>(std::floor(xo));
       const double r = xo - i0, A = p.cubic_a;

@@ -5,8 +5,11 @@
 //   y = saturate(round_half_even(x / y_scale) + y_zero_point)
 // An all-zero (or empty) x has range 0, and the formula would divide by 0:
 // then y_scale = 1, y_zero_point = 0, y = 0, as onnxruntime outputs
-// (scripts/parity/op_cases.py dynamicquantizelinear_all_zero).
+// (scripts/parity/op_cases.py dynamicquantizelinear_all_zero). With a NaN in x the range is taken in
+// ONNX Runtime's vector order (kernels::minmax_f32_onnxruntime_order), as ORT's scale depends on it.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "ops/quant_common.h"
@@ -26,7 +29,17 @@ class DynamicQuantizeLinearOp final : public Op {
     float lo = 0.f, hi = 0.f, scale = 1.f;
     int32_t zp = 0;
     kernels::minmax_f32_parallel(px, n, &lo, &hi, &ctx.pool());
-    kernels::dynamic_u8_params(lo, hi, &scale, &zp);
+    if (kernels::any_nan_f32(px, n)) {
+      // With a NaN the range is ONNX Runtime's (docs/kernels.md): its vector order can leave finite
+      // elements out, and a NaN that survives it makes the scale NaN (then ORT's zero point is 255).
+      kernels::minmax_f32_onnxruntime_order(px, n, &lo, &hi);
+    }
+    if (std::isnan(lo) || std::isnan(hi)) {
+      scale = std::numeric_limits<float>::quiet_NaN();
+      zp = 255;
+    } else {
+      kernels::dynamic_u8_params(lo, hi, &scale, &zp);
+    }
     GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kUInt8, x->shape()));
     kernels::quantize_f32_u8_parallel(px, n, scale, zp, y->mutable_data<uint8_t>(), &ctx.pool());
     if (ctx.num_outputs() > 1) {

@@ -170,9 +170,14 @@ class ReduceOp final : public Op {
           for (int64_t out = b; out < e; ++out) {
             const int64_t o = out / inner, i = out % inner;
             const T* p = px + o * n * inner + i;
-            double m = -std::numeric_limits<double>::infinity();
-            for (int64_t k = 0; k < n; ++k) m = std::max<double>(m, static_cast<double>(p[k * inner]));
-            if (std::isinf(m)) m = 0;
+            // The shift, as ONNX Runtime takes it: the first element unless infinite (then 0), raised by
+            // every later finite value, so infinities never shift: +Inf among finite values gives +Inf,
+            // +Inf with -Inf gives +Inf (not Inf - Inf = NaN), and a NaN anywhere gives NaN.
+            double m = n > 0 && !std::isinf(p[0]) ? static_cast<double>(p[0]) : 0.0;
+            for (int64_t k = 0; k < n; ++k) {
+              const double v = static_cast<double>(p[k * inner]);
+              if (std::isfinite(v) && !(v < m)) m = v;
+            }
             double s = 0;
             for (int64_t k = 0; k < n; ++k) s += std::exp(static_cast<double>(p[k * inner]) - m);
             py[out] = static_cast<T>(m + std::log(s));

@@ -295,6 +295,57 @@ def test_metrics_count_grpc_calls_by_method(gs):
     assert value(after, "glassbox_requests_total", model="", route=SERVICE + "ServerLive", code="200") >= 1
 
 
+def test_queue_full_is_unavailable_with_retry_after_and_deadline_drops_before_compute(pb, models):
+    """The scheduler's refusals over gRPC, as test_metrics_scheduling checks them over HTTP: with
+    --max-queue 1 and one slow call running, a second call whose gRPC deadline passes while it waits
+    is dropped before compute (counted as reason=deadline, never run), and a third call is refused at
+    once with UNAVAILABLE and a retry-after trailer (the 429 row of the refusal table)."""
+    from test_metrics_scheduling import calibrated_n
+    s = GrpcServer(pb, [models["slow"], "--max-queue", "1"])
+    try:
+        pb2 = s.pb2
+        T = pb2.ModelInferRequest.InferInputTensor
+        slow = lambda n: pb2.ModelInferRequest(model_name="slow", inputs=[  # noqa: E731
+            T(name="n", datatype="INT64", shape=[], contents=pb2.InferTensorContents(int64_contents=[n]))])
+        n = calibrated_n(s.http, 1.5)
+        before = scrape(s.http)
+        results = {}
+        first = threading.Thread(target=lambda: results.update(first=s.stub.ModelInfer(slow(n), timeout=120 * SLOW)))
+        first.start()
+        time.sleep(0.3)
+
+        def expiring():
+            try:
+                s.stub.ModelInfer(slow(10), timeout=0.5)
+                results["second"] = grpc.StatusCode.OK
+            except grpc.RpcError as e:
+                results["second"] = e.code()
+        second = threading.Thread(target=expiring)
+        second.start()
+        time.sleep(0.2)
+        with pytest.raises(grpc.RpcError) as third:
+            s.stub.ModelInfer(slow(10), timeout=30 * SLOW)
+        assert third.value.code() == grpc.StatusCode.UNAVAILABLE, third.value.details()
+        assert "max_queue" in third.value.details()
+        trailers = dict(third.value.trailing_metadata() or ())
+        assert int(trailers["retry-after"]) >= 1, trailers
+        first.join(120 * SLOW)
+        second.join(120 * SLOW)
+        assert "first" in results and results["second"] == grpc.StatusCode.DEADLINE_EXCEEDED
+        deadline = time.time() + 10 * SLOW  # the server counts the expired call when the slot frees
+        while True:
+            after = scrape(s.http)
+            d = lambda name, **l: value(after, name, **l) - value(before, name, **l)  # noqa: E731
+            if d("glassbox_rejected_requests_total", model="slow", reason="deadline") >= 1 or time.time() > deadline:
+                break
+            time.sleep(0.1)
+        assert d("glassbox_rejected_requests_total", model="slow", reason="queue_full") == 1
+        assert d("glassbox_rejected_requests_total", model="slow", reason="deadline") == 1
+        assert d("glassbox_compute_duration_seconds_count", model="slow", version="1") == 1  # only the first ran
+    finally:
+        s.stop()
+
+
 def test_grpc_method_table_in_explain_and_docs(pb):
     r = subprocess.run([GLASSBOX, "explain", "--serve", "--json"], capture_output=True, text=True, timeout=60 * SLOW)
     assert r.returncode == 0, r.stderr
