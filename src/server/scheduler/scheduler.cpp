@@ -68,8 +68,9 @@ void Scheduler::remove(const std::shared_ptr<Pending>& p) {
 // leaves the queue (the caller holds no lock). Returns true if it was dropped.
 bool Scheduler::drop_if_dead(const std::shared_ptr<Pending>& p) {
   if (p->started || p->finished) return false;
-  const bool gone = p->item.cancelled && p->item.cancelled->load();
+  // A deadline that has passed explains a cancel (gRPC cancels a call at its deadline): counted as deadline.
   const bool late = p->item.deadline <= std::chrono::steady_clock::now();
+  const bool gone = !late && p->item.cancelled && p->item.cancelled->load();
   if (!gone && !late) return false;
   p->finished = true;
   const std::string why = std::string("dropped a request for model '") + p->item.model->name + "' before compute: " +
