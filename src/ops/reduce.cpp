@@ -20,6 +20,21 @@ namespace {
 
 enum class Kind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
 
+// log(sum exp(p[k * stride])) over n elements, shifted as ONNX Runtime shifts it: by the first element
+// unless infinite (then 0), raised by every later finite value, so infinities never shift: +Inf among
+// finite values gives +Inf, +Inf with -Inf gives +Inf (not Inf - Inf = NaN), and a NaN gives NaN.
+template <class T>
+T log_sum_exp(const T* p, int64_t n, int64_t stride) {
+  double m = n > 0 && !std::isinf(p[0]) ? static_cast<double>(p[0]) : 0.0;
+  for (int64_t k = 0; k < n; ++k) {
+    const double v = static_cast<double>(p[k * stride]);
+    if (std::isfinite(v) && !(v < m)) m = v;
+  }
+  double s = 0;
+  for (int64_t k = 0; k < n; ++k) s += std::exp(static_cast<double>(p[k * stride]) - m);
+  return static_cast<T>(m + std::log(s));
+}
+
 struct ReduceAttrs {
   std::optional<std::vector<int64_t>> axes;  // attribute form; absent = all axes
   int64_t keepdims = 1;                      // keep reduced dims as size 1
@@ -169,18 +184,7 @@ class ReduceOp final : public Op {
         ctx.pool().parallel_for(total, grain, [&](int64_t b, int64_t e) {
           for (int64_t out = b; out < e; ++out) {
             const int64_t o = out / inner, i = out % inner;
-            const T* p = px + o * n * inner + i;
-            // The shift, as ONNX Runtime takes it: the first element unless infinite (then 0), raised by
-            // every later finite value, so infinities never shift: +Inf among finite values gives +Inf,
-            // +Inf with -Inf gives +Inf (not Inf - Inf = NaN), and a NaN anywhere gives NaN.
-            double m = n > 0 && !std::isinf(p[0]) ? static_cast<double>(p[0]) : 0.0;
-            for (int64_t k = 0; k < n; ++k) {
-              const double v = static_cast<double>(p[k * inner]);
-              if (std::isfinite(v) && !(v < m)) m = v;
-            }
-            double s = 0;
-            for (int64_t k = 0; k < n; ++k) s += std::exp(static_cast<double>(p[k * inner]) - m);
-            py[out] = static_cast<T>(m + std::log(s));
+            py[out] = log_sum_exp(px + o * n * inner + i, n, inner);
           }
         });
         break;
