@@ -14,6 +14,10 @@
   <base>_int8/            Optimum's current layout (model.onnx), MatMuls quantized as
                           onnxruntime.quantization.quantize_dynamic writes them (scripts/quantize_model.py
                           --mode dynamic: DynamicQuantizeLinear + MatMulInteger, per-tensor int8 weights).
+  <base>_q4/              Optimum's current layout with every MatMul on a constant weight (lm_head included)
+                          as com.microsoft MatMulNBits, 4 bits, block 32, symmetric, no accuracy_level: what
+                          MatMulNBitsQuantizer's defaults write (transformers.js `_q4`; scripts/quantize_n_bits.py).
+  <base>_merged_q4/       the legacy merged layout with both branches so quantized.
   <base>_merged_int8/     the legacy merged layout with both branches quantized so (transformers.js
                           `_quantized`), written as onnx/decoder_model_merged_quantized.onnx AND
                           onnx/model.onnx (transformers.js v3 renamed the merged file to model.onnx).
@@ -40,6 +44,9 @@ import make_decoder_models as mdm  # noqa: E402
 _spec = importlib.util.spec_from_file_location("quantize_model", os.path.join(HERE, "quantize_model.py"))
 quantize_model = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(quantize_model)
+_spec = importlib.util.spec_from_file_location("quantize_n_bits", os.path.join(HERE, "quantize_n_bits.py"))
+quantize_n_bits = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(quantize_n_bits)
 
 BASES = {"llama_tiny": (mdm.build_llama, mdm.LLAMA, mdm.make_llama),
          "gpt2_tiny": (mdm.build_gpt2, mdm.GPT2, mdm.make_gpt2)}
@@ -69,6 +76,13 @@ def quantize(model):
     args = argparse.Namespace(mode="dynamic", per_channel=False, act_range=[-8.0, 8.0], ranges=None)
     count = quantize_model.Rewriter(model, args).run()
     assert count > 0, "no MatMul quantized"
+    return model
+
+
+def quantize_q4(model):
+    """MatMulNBitsQuantizer's defaults: 4 bits, block 32, symmetric, accuracy_level unset."""
+    args = argparse.Namespace(bits=4, block_size=32, asymmetric=False, accuracy_level=None)
+    assert quantize_n_bits.quantize_model(model, args) > 0, "no MatMul quantized"
     return model
 
 
@@ -151,8 +165,8 @@ def make(out, base, variant):
     shutil.rmtree(d, ignore_errors=True)
     copy_files(src, d)
     with_past = onnx.load(os.path.join(src, "model.onnx"))
-    if variant == "int8":
-        onnx.save(quantize(with_past), os.path.join(d, "model.onnx"))
+    if variant in ("int8", "q4"):
+        onnx.save((quantize if variant == "int8" else quantize_q4)(with_past), os.path.join(d, "model.onnx"))
         return d
     tmp = os.path.join(d, "decoder_model.onnx")
     export_no_past(build(), c, tmp)
@@ -160,6 +174,8 @@ def make(out, base, variant):
     os.remove(tmp)
     if variant == "merged":
         onnx.save(merge(no_past, with_past), os.path.join(d, "decoder_model_merged.onnx"))
+    elif variant == "merged_q4":
+        onnx.save(merge(quantize_q4(no_past), quantize_q4(with_past)), os.path.join(d, "decoder_model_merged.onnx"))
     else:  # merged_int8
         merged = merge(quantize(no_past), quantize(with_past))
         os.makedirs(os.path.join(d, "onnx"))
@@ -168,7 +184,7 @@ def make(out, base, variant):
     return d
 
 
-VARIANTS = ("merged", "int8", "merged_int8")
+VARIANTS = ("merged", "int8", "merged_int8", "q4", "merged_q4")
 MODELS = {f"{b}_{v}": (b, v) for b in BASES for v in VARIANTS}
 
 

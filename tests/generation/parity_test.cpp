@@ -154,5 +154,10 @@ TEST(GenerationParity, LlamaStyleInt8MatchesOnnxRuntime) { check_model("llama_ti
 TEST(GenerationParity, Gpt2StyleInt8MatchesOnnxRuntime) { check_model("gpt2_tiny_int8", 1, "gpt2_tiny"); }
 TEST(GenerationParity, LlamaStyleLegacyMergedInt8MatchesOnnxRuntime) { check_model("llama_tiny_merged_int8", 1, "llama_tiny"); }
 TEST(GenerationParity, Gpt2StyleLegacyMergedInt8MatchesOnnxRuntime) { check_model("gpt2_tiny_merged_int8", 1, "gpt2_tiny"); }
+// q4 MatMulNBits (block 32, symmetric, accuracy_level unset: ORT computes in fp32 too), current and merged layouts.
+TEST(GenerationParity, LlamaStyleQ4MatchesOnnxRuntime) { check_model("llama_tiny_q4", 1); }
+TEST(GenerationParity, Gpt2StyleQ4MatchesOnnxRuntime) { check_model("gpt2_tiny_q4", 1); }
+TEST(GenerationParity, LlamaStyleLegacyMergedQ4MatchesOnnxRuntime) { check_model("llama_tiny_merged_q4", 1); }
+TEST(GenerationParity, Gpt2StyleLegacyMergedQ4MatchesOnnxRuntime) { check_model("gpt2_tiny_merged_q4", 1); }
 
 }  // namespace
