@@ -47,9 +47,10 @@ NEG = torch.finfo(torch.float32).min  # masked score: finite, so a fully masked 
 
 def attention_bias(attention_mask, past_len_source):
     """[B, 1, S, T] additive bias: 0 where key j is real and j <= the query's index, NEG elsewhere.
-    Indices come from cumsum over the mask's own (dynamic) shape: no Python ints from shapes."""
+    Indices come from cumsum over the mask's own (dynamic) shape: no Python ints from shapes.
+    past_len_source None: no past (the no-cache decoder of the legacy merged layout)."""
     key_index = torch.cumsum(torch.ones_like(attention_mask), dim=1) - 1  # [B, T]: 0..T-1
-    query_index = key_index[:, past_len_source.shape[2]:]  # [B, S]: P..T-1
+    query_index = key_index if past_len_source is None else key_index[:, past_len_source.shape[2]:]  # [B, S]
     allowed = (key_index[:, None, None, :] <= query_index[:, None, :, None]) & (attention_mask[:, None, None, :] > 0)
     zero = torch.zeros((), dtype=torch.float32)
     return torch.where(allowed, zero, torch.full((), NEG, dtype=torch.float32))
@@ -86,8 +87,9 @@ class LlamaAttention(nn.Module):
         v = self.v(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
-        k = torch.cat([past_k, k], dim=2)
-        v = torch.cat([past_v, v], dim=2)
+        if past_k is not None:  # None: the no-cache decoder (make_decoder_layouts.py)
+            k = torch.cat([past_k, k], dim=2)
+            v = torch.cat([past_v, v], dim=2)
         present_k, present_v = k, v
         rep = self.heads // self.kv_heads  # repeat_kv as HF: expand + reshape on traced sizes
         t = k.shape[2]
@@ -134,6 +136,7 @@ class Llama(nn.Module):
         x = self.embed(input_ids)
         cos = self.cos_cached[position_ids].unsqueeze(1)  # [B, 1, S, hd]
         sin = self.sin_cached[position_ids].unsqueeze(1)
+        past = past or (None,) * (2 * len(self.layers))  # no past inputs: the no-cache decoder
         bias = attention_bias(attention_mask, past[0])
         presents = []
         for i, layer in enumerate(self.layers):
@@ -157,8 +160,9 @@ class Gpt2Layer(nn.Module):
         b, s = x.shape[0], x.shape[1]
         q, k, v = self.qkv(self.ln1(x)).split(self.heads * self.head_dim, dim=2)
         q, k, v = (t.view(b, s, self.heads, self.head_dim).transpose(1, 2) for t in (q, k, v))
-        k = torch.cat([past_k, k], dim=2)
-        v = torch.cat([past_v, v], dim=2)
+        if past_k is not None:  # None: the no-cache decoder (make_decoder_layouts.py)
+            k = torch.cat([past_k, k], dim=2)
+            v = torch.cat([past_v, v], dim=2)
         scores = torch.matmul(q, k.transpose(2, 3)) * (1.0 / math.sqrt(self.head_dim)) + bias
         ctx = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(b, s, self.heads * self.head_dim)
         x = x + self.proj(ctx)
@@ -177,6 +181,7 @@ class Gpt2(nn.Module):
 
     def forward(self, input_ids, attention_mask, position_ids, *past):
         x = self.wte(input_ids) + self.wpe(position_ids)
+        past = past or (None,) * (2 * len(self.layers))  # no past inputs: the no-cache decoder
         bias = attention_bias(attention_mask, past[0])
         presents = []
         for i, layer in enumerate(self.layers):
@@ -222,13 +227,27 @@ def write_json(path, obj):
         f.write("\n")
 
 
-def make_llama(out):
+def build_llama():
     torch.manual_seed(28)
-    c = LLAMA
-    model = Llama(c)
+    model = Llama(LLAMA)
     with torch.no_grad():  # a scale that gives peaked, well-separated logits (greedy ties are unlikely)
         model.embed.weight.mul_(2.0)
         model.lm_head.weight.mul_(4.0)
+    return model
+
+
+def build_gpt2():
+    torch.manual_seed(2)
+    model = Gpt2(GPT2)
+    with torch.no_grad():
+        model.wte.weight.mul_(2.0)
+        model.lm_head.weight.mul_(4.0)
+    return model
+
+
+def make_llama(out):
+    c = LLAMA
+    model = build_llama()
     d = os.path.join(out, "llama_tiny")
     os.makedirs(d, exist_ok=True)
     export(model, c, os.path.join(d, "model.onnx"))
@@ -246,12 +265,8 @@ def make_llama(out):
 
 
 def make_gpt2(out):
-    torch.manual_seed(2)
     c = GPT2
-    model = Gpt2(c)
-    with torch.no_grad():
-        model.wte.weight.mul_(2.0)
-        model.lm_head.weight.mul_(4.0)
+    model = build_gpt2()
     d = os.path.join(out, "gpt2_tiny")
     os.makedirs(d, exist_ok=True)
     export(model, c, os.path.join(d, "model.onnx"))

@@ -1,5 +1,5 @@
 // glassbox ops [--markdown] [--passes]: the supported operators (from
-// src/ops/ops.inc and src/ops/ml_ops.inc) and the graph passes. `--markdown` prints
+// src/ops/ops.inc, src/ops/ml_ops.inc and src/ops/contrib_ops.inc) and the graph passes. `--markdown` prints
 // docs/OPERATORS.md.
 #include <iostream>
 
@@ -25,6 +25,12 @@ void print_markdown() {
   for (const auto& op : ml) std::cout << "| " << op.op_type << " | " << op.first_opset << "–" << op.last_opset << " |\n";
   std::cout << "\nRefused at load, with the reason:\n\n| Operator | Why |\n|---|---|\n";
   for (const auto& r : glassbox::ops::refused_ml_ops()) std::cout << "| " << r.op_type << " | " << r.why << " |\n";
+  const auto contrib = glassbox::ops::supported_contrib_ops();
+  std::cout << "\n## com.microsoft operators\n\nGenerated from `src/ops/contrib_ops.inc`: ONNX Runtime's contrib ops that "
+               "published models use (quantized decoders). Supported for models whose `com.microsoft` opset import lies in "
+               "the range shown; every attribute or input an op does not implement is refused at load by name.\n\n"
+            << contrib.size() << " operators.\n\n| Operator | Opsets |\n|---|---|\n";
+  for (const auto& op : contrib) std::cout << "| " << op.op_type << " | " << op.first_opset << "–" << op.last_opset << " |\n";
   std::cout << "\n## String tensors\n\nGenerated from `src/ops/string_ops.inc`: the only operators that take string "
                "tensors as inputs. Any other operator given one is refused at load (or at run time when type inference "
                "could not tell), naming the op, input and dtype (docs/ml.md).\n\n| Operator | Domain | With strings |\n|---|---|---|\n";
@@ -55,5 +61,7 @@ void add_ops_command(CLI::App& app) {
       std::cout << op.op_type << "\t" << op.first_opset << "-" << op.last_opset << "\n";
     for (const auto& op : glassbox::ops::supported_ml_ops())
       std::cout << glassbox::ops::kMlDomain << "::" << op.op_type << "\t" << op.first_opset << "-" << op.last_opset << "\n";
+    for (const auto& op : glassbox::ops::supported_contrib_ops())
+      std::cout << glassbox::ops::kContribDomain << "::" << op.op_type << "\t" << op.first_opset << "-" << op.last_opset << "\n";
   });
 }

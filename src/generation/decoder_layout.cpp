@@ -8,7 +8,13 @@ namespace {
 
 constexpr const char* kExpected =
     "Optimum's current layout: inputs input_ids, attention_mask, optional position_ids, "
-    "past_key_values.{i}.key/value [batch, kv_heads, past, head_dim]; outputs logits, present.{i}.key/value";
+    "past_key_values.{i}.key/value [batch, kv_heads, past, head_dim]; outputs logits, present.{i}.key/value; "
+    "or Optimum's legacy merged layout: the same plus a bool input use_cache_branch [1]";
+
+// What explain shows as the layout, with the one decision the merged layout needs.
+constexpr const char* kMergedLayout =
+    "optimum-merged (If on use_cache_branch: false on a run with an empty past, whose past_key_values are "
+    "zero-length dummies as transformers.js and current Optimum feed them; true on every later run)";
 
 Error refuse(const std::string& what) {
   return make_error(ErrorCode::kUnsupported, what, {}, std::string("glassbox generates with ") + kExpected);
@@ -33,9 +39,12 @@ Status check_ids_input(const TensorSpec* s, const char* name) {
 Result<DecoderLayout> recognise_layout(const std::vector<TensorSpec>& inputs, const std::vector<TensorSpec>& outputs,
                                        int64_t config_vocab_size) {
   DecoderLayout l;
-  if (find(inputs, "use_cache_branch"))
-    return refuse("input 'use_cache_branch': this is Optimum's legacy merged layout (an If over two decoders), "
-                  "not supported yet");
+  if (const TensorSpec* branch = find(inputs, "use_cache_branch")) {
+    if (branch->dtype != DataType::kBool || (branch->has_shape && !(branch->dims.empty() ||
+                                                                   (branch->dims.size() == 1 && branch->dims[0] == 1))))
+      return refuse("input 'use_cache_branch' is " + branch->to_string() + ", expected bool [1] (Optimum's merged If)");
+    l.use_cache_branch = true;
+  }
   const TensorSpec* ids = find(inputs, "input_ids");
   const TensorSpec* mask = find(inputs, "attention_mask");
   const TensorSpec* pos = find(inputs, "position_ids");
@@ -74,6 +83,7 @@ Result<DecoderLayout> recognise_layout(const std::vector<TensorSpec>& inputs, co
   if (l.info.layers == 0) return refuse("the model has no past_key_values.{i}.key/value inputs (no KV cache)");
   for (const auto& s : inputs) {
     if (s.name == "input_ids" || s.name == "attention_mask" || s.name == "position_ids") continue;
+    if (s.name == "use_cache_branch") continue;
     if (std::find(l.past_names.begin(), l.past_names.end(), s.name) != l.past_names.end()) continue;
     return refuse("unexpected input '" + s.name + "'");
   }
@@ -88,7 +98,7 @@ Result<DecoderLayout> recognise_layout(const std::vector<TensorSpec>& inputs, co
   if (l.info.vocab_size <= 0)
     return make_error(ErrorCode::kInvalidModel, "the vocabulary size is unknown: 'logits' has no fixed last dim and "
                       "config.json has no vocab_size", {}, "add vocab_size to config.json");
-  l.info.layout = "optimum";
+  l.info.layout = l.use_cache_branch ? kMergedLayout : "optimum";
   l.info.kv_bytes_per_token = 2 * l.info.layers * l.info.kv_heads * l.info.head_dim * static_cast<int64_t>(sizeof(float));
   return l;
 }

@@ -15,6 +15,9 @@ struct DecoderLayout {
   DataType mask_dtype = DataType::kInt64;  // attention_mask
   std::vector<std::string> past_names;     // past_key_values.{i}.key, .value, in layer order
   std::vector<std::string> present_names;  // present.{i}.key, .value
+  // Optimum's legacy merged layout: the bool input that picks the If's branch. Fed false on a
+  // run whose past is empty (the no-cache branch; the zero-length pasts are dummies), true after.
+  bool use_cache_branch = false;
 };
 
 // config: config.json, used only for the vocabulary size when the logits' width is symbolic.

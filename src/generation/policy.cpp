@@ -237,7 +237,10 @@ Result<ModelFiles> read_model_files(const std::string& dir) {
   if (!fs::is_directory(dir, ec))
     return make_error(ErrorCode::kNotFound, "model directory does not exist", dir,
                       "pass a directory with model.onnx (or onnx/model.onnx), tokenizer.json and config.json");
-  for (const char* rel : {"model.onnx", "onnx/model.onnx"}) {
+  // model.onnx first (Optimum's current export; transformers.js v3 renamed its merged file to it), then
+  // the legacy merged file Optimum and older transformers.js repos ship. Quantized variants
+  // (_quantized, _q4, ...) are never picked implicitly.
+  for (const char* rel : {"model.onnx", "onnx/model.onnx", "decoder_model_merged.onnx", "onnx/decoder_model_merged.onnx"}) {
     if (fs::exists(fs::path(dir) / rel, ec)) {
       f.model_path = (fs::path(dir) / rel).string();
       break;
@@ -245,12 +248,13 @@ Result<ModelFiles> read_model_files(const std::string& dir) {
   }
   if (f.model_path.empty()) {
     std::string also;
-    for (const char* other : {"decoder_model_merged.onnx", "onnx/decoder_model_merged.onnx", "genai_config.json"})
+    for (const char* other : {"genai_config.json"})
       if (fs::exists(fs::path(dir) / other, ec)) also += std::string(also.empty() ? "" : ", ") + other;
     return make_error(ErrorCode::kUnsupported,
-                      "no model.onnx or onnx/model.onnx" + (also.empty() ? std::string() : " (found " + also + ")"), dir,
-                      "glassbox generates with Optimum's current layout: one model.onnx with past_key_values.*/present.*; "
-                      "the legacy merged layout and onnxruntime-genai's are not supported yet");
+                      "no model.onnx, onnx/model.onnx, decoder_model_merged.onnx or onnx/decoder_model_merged.onnx" +
+                          (also.empty() ? std::string() : " (found " + also + ")"), dir,
+                      "glassbox generates with Optimum's layouts: one model.onnx with past_key_values.*/present.*, or the "
+                      "legacy decoder_model_merged.onnx; onnxruntime-genai's is not supported yet");
   }
   f.tokenizer_path = (fs::path(dir) / "tokenizer.json").string();
   if (!fs::exists(f.tokenizer_path, ec))

@@ -199,6 +199,11 @@ Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, boo
   feeds.push_back({"input_ids", std::move(ids)});
   feeds.push_back({"attention_mask", std::move(mask)});
   if (info.has_position_ids) feeds.push_back({"position_ids", std::move(pos)});
+  if (layout.use_cache_branch) {  // legacy merged If: the no-cache branch when there is no past yet
+    GB_ASSIGN_OR_RETURN(Tensor branch, Tensor::allocate(DataType::kBool, {1}));
+    branch.mutable_data<bool>()[0] = P > 0;
+    feeds.push_back({"use_cache_branch", std::move(branch)});
+  }
   for (size_t c = 0; c < layout.past_names.size(); ++c) {
     GB_ASSIGN_OR_RETURN(Tensor past, Tensor::allocate(DataType::kFloat32, {B, H, P, D}));
     float* dst = past.mutable_data<float>();

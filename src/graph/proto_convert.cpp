@@ -277,6 +277,34 @@ Result<Tensor> convert_tensor(const onnx::TensorProto& t, ConvertContext& ctx, c
   return from_typed_field(t, dtype, shape, numel);
 }
 
+namespace {
+
+// The graph attributes of node n (attribute a) into attr. The node's own outputs do not exist while
+// its subgraphs run, so they are out of scope there: a branch may define a value of the same name
+// (Optimum's merged decoders name each If branch's outputs as the If's).
+Status convert_subgraphs(const onnx::AttributeProto& a, const onnx::NodeProto& n, ConvertContext& ctx, int depth,
+                         const std::set<std::string>& available, std::set<std::string>& inner_scope, Attribute& attr) {
+  std::vector<std::string> own;
+  for (const auto& o : n.output())
+    if (!available.count(o) && inner_scope.erase(o)) own.push_back(o);
+  Status status;
+  if (a.has_g()) {
+    auto sg = convert_graph(a.g(), ctx, depth + 1, inner_scope);
+    if (sg.ok()) attr.g = std::make_shared<Graph>(std::move(sg).value());
+    else status = std::move(sg).take_error();
+  }
+  for (const auto& ag : a.graphs()) {
+    if (!status.ok()) break;
+    auto sg = convert_graph(ag, ctx, depth + 1, inner_scope);
+    if (sg.ok()) attr.graphs.push_back(std::make_shared<Graph>(std::move(sg).value()));
+    else status = std::move(sg).take_error();
+  }
+  inner_scope.insert(own.begin(), own.end());
+  return status;
+}
+
+}  // namespace
+
 Result<Graph> convert_graph(const onnx::GraphProto& g, ConvertContext& ctx, int depth,
                             const std::set<std::string>& outer_scope) {
   if (depth > ctx.options->max_graph_depth)
@@ -354,15 +382,9 @@ Result<Graph> convert_graph(const onnx::GraphProto& g, ConvertContext& ctx, int 
         inner_scope.emplace(available);
         for (const auto& o : g.node()) inner_scope->insert(o.output().begin(), o.output().end());
       }
-      if (a.has_g()) {
-        auto sg = convert_graph(a.g(), ctx, depth + 1, *inner_scope);
-        if (!sg.ok()) return std::move(sg).take_error().with_where(where());
-        attr.g = std::make_shared<Graph>(std::move(sg).value());
-      }
-      for (const auto& ag : a.graphs()) {
-        auto sg = convert_graph(ag, ctx, depth + 1, *inner_scope);
-        if (!sg.ok()) return std::move(sg).take_error().with_where(where());
-        attr.graphs.push_back(std::make_shared<Graph>(std::move(sg).value()));
+      if (a.has_g() || a.graphs_size() > 0) {
+        Status sub = convert_subgraphs(a, n, ctx, depth, available, *inner_scope, attr);
+        if (!sub.ok()) return std::move(sub).take_error().with_where(where());
       }
       node.attributes[a.name()] = std::move(attr);
     }

@@ -18,6 +18,9 @@ namespace glassbox::ops {
 #include "ops/ml_ops.inc"
 #undef ML_OP
 #undef ML_REFUSED
+#define CONTRIB_OP(name, first, last) Result<std::unique_ptr<Op>> create_ms_##name(const graph::Node& node, int64_t opset);
+#include "ops/contrib_ops.inc"
+#undef CONTRIB_OP
 
 namespace {
 
@@ -60,6 +63,20 @@ constexpr OpSupport kMlOps[] = {
     {nullptr, 0, 0},
 };
 
+constexpr FactoryEntry kContribFactories[] = {
+#define CONTRIB_OP(name, first, last) {#name, first, last, &create_ms_##name},
+#include "ops/contrib_ops.inc"
+#undef CONTRIB_OP
+    {nullptr, 0, 0, nullptr},
+};
+
+constexpr OpSupport kContribOps[] = {
+#define CONTRIB_OP(name, first, last) {#name, first, last},
+#include "ops/contrib_ops.inc"
+#undef CONTRIB_OP
+    {nullptr, 0, 0},
+};
+
 constexpr RefusedOp kMlRefused[] = {
 #define ML_OP(name, first, last)
 #define ML_REFUSED(name, why) {#name, why},
@@ -87,6 +104,7 @@ bool takes_strings(const std::string& domain, const std::string& op_type) {
 }
 
 std::span<const OpSupport> supported_ml_ops() { return {kMlOps, std::size(kMlOps) - 1}; }
+std::span<const OpSupport> supported_contrib_ops() { return {kContribOps, std::size(kContribOps) - 1}; }
 std::span<const RefusedOp> refused_ml_ops() { return {kMlRefused, std::size(kMlRefused) - 1}; }
 
 std::span<const OpSupport> supported_ops() { return {kOps, std::size(kOps) - 1}; }
@@ -98,9 +116,9 @@ int64_t newest_supported_opset() {
 }
 
 bool is_supported(const std::string& domain, const std::string& op_type, int64_t opset) {
-  const bool ml = domain == kMlDomain;
-  if (!(domain.empty() || domain == "ai.onnx" || ml)) return false;
-  for (const auto& op : ml ? supported_ml_ops() : supported_ops())
+  const bool ml = domain == kMlDomain, contrib = domain == kContribDomain;
+  if (!(domain.empty() || domain == "ai.onnx" || ml || contrib)) return false;
+  for (const auto& op : ml ? supported_ml_ops() : contrib ? supported_contrib_ops() : supported_ops())
     if (op_type == op.op_type && opset >= op.first_opset && opset <= op.last_opset) return true;
   return false;
 }
@@ -144,10 +162,16 @@ Result<std::unique_ptr<Op>> create_op(const graph::Node& node, int64_t opset) {
       }
     return make_error(ErrorCode::kUnsupported, "internal op '" + node.op_type + "' does not exist", where);
   }
-  const bool ml = node.domain == kMlDomain;
-  if (!(node.domain.empty() || node.domain == "ai.onnx" || ml))
+  const bool ml = node.domain == kMlDomain, contrib = node.domain == kContribDomain;
+  if (!(node.domain.empty() || node.domain == "ai.onnx" || ml || contrib))
     return make_error(ErrorCode::kUnsupported, "operator domain '" + node.domain + "' is not supported", where,
-                      "glassbox runs ai.onnx and ai.onnx.ml operators only; re-export without custom/contrib ops");
+                      "glassbox runs ai.onnx and ai.onnx.ml operators and the com.microsoft ones in docs/OPERATORS.md; "
+                      "re-export without custom ops");
+  if (contrib) {
+    opset = node.domain_opset;
+    where = "node '" + node.name + "' (" + std::string(kContribDomain) + "::" + node.op_type + ", opset " +
+            std::to_string(opset) + ")";
+  }
   if (ml) {
     // The runtime passes the ai.onnx opset; an ml node carries its own domain's (loader).
     opset = node.domain_opset;
@@ -157,7 +181,9 @@ Result<std::unique_ptr<Op>> create_op(const graph::Node& node, int64_t opset) {
       if (node.op_type == r.op_type) return make_error(ErrorCode::kUnsupported, std::string("operator refused: ") + r.why, where);
   }
   bool known_other_opset = false;
-  for (const auto& f : ml ? std::span<const FactoryEntry>(kMlFactories) : std::span<const FactoryEntry>(kFactories)) {
+  const auto factories = ml ? std::span<const FactoryEntry>(kMlFactories)
+                            : contrib ? std::span<const FactoryEntry>(kContribFactories) : std::span<const FactoryEntry>(kFactories);
+  for (const auto& f : factories) {
     if (!f.op_type || node.op_type != f.op_type) continue;
     if (opset >= f.first_opset && opset <= f.last_opset) {
       auto op = f.create(node, opset);

@@ -21,6 +21,10 @@ std::span<const OpSupport> supported_ops();
 inline constexpr const char* kMlDomain = "ai.onnx.ml";
 std::span<const OpSupport> supported_ml_ops();
 
+// The com.microsoft operators (contrib_ops.inc), in file order; opsets are com.microsoft versions.
+inline constexpr const char* kContribDomain = "com.microsoft";
+std::span<const OpSupport> supported_contrib_ops();
+
 // ai.onnx.ml operators glassbox knows and refuses at load, with the reason (ml_ops.inc).
 struct RefusedOp {
   const char* op_type;
@@ -42,7 +46,7 @@ bool takes_strings(const std::string& domain, const std::string& op_type);
 // Newest ai.onnx opset any registry entry covers (0 when the registry is empty).
 int64_t newest_supported_opset();
 
-// True if (domain, op_type) is in the registry (ai.onnx or ai.onnx.ml) for the model's opset of that domain.
+// True if (domain, op_type) is in the registry (ai.onnx, ai.onnx.ml or com.microsoft) for the model's opset of that domain.
 bool is_supported(const std::string& domain, const std::string& op_type, int64_t opset);
 
 }  // namespace glassbox::ops

@@ -7,6 +7,9 @@
 // Batches are left-padded, as Hugging Face does for decoder-only generation: attention_mask 0 on
 // padding, position_ids = cumsum(mask) - 1 (1 at padded positions), the cache keeps the padded
 // slots. The first step feeds a zero-length past [B, kv_heads, 0, head_dim].
+// Optimum's legacy merged layout (an input use_cache_branch): use_cache_branch false on the first
+// step, whose zero-length pasts are dummies (transformers.js feeds these); the step is also run with
+// old Optimum's length-1 zero dummies and must give the same logits (the no-cache branch ignores them).
 //
 // Usage: node decoder_reference.js OUT_DIR MODEL_DIR...
 // Writes OUT_DIR/<model>/cases.json ([{name, prompts, steps}]) and per case <name>.logits.npy
@@ -66,8 +69,11 @@ async function runCase(session, layers, kvHeads, headDim, c) {
       feeds[`past_key_values.${i}.key`] = past[2 * i];
       feeds[`past_key_values.${i}.value`] = past[2 * i + 1];
     }
+    const merged = session.inputNames.includes('use_cache_branch');
+    if (merged) feeds.use_cache_branch = tensor('bool', [1], Uint8Array.from([step > 0 ? 1 : 0]));
     const out = await session.run(feeds);
     const logits = out.logits;
+    if (merged && step === 0) await checkDummyPastIgnored(session, feeds, layers, logits);
     vocab = Number(logits.dims[2]);
     const tokens = [];
     for (let b = 0; b < B; ++b) {
@@ -90,6 +96,27 @@ async function runCase(session, layers, kvHeads, headDim, c) {
   return { logits, tokens: BigInt64Array.from(tokensAll.flat().map(BigInt)), vocab };
 }
 
+async function checkDummyPastIgnored(session, feeds, layers, logits) {
+  const alt = { ...feeds };
+  for (let i = 0; i < layers; ++i) {
+    for (const kv of ['key', 'value']) {
+      const d = feeds[`past_key_values.${i}.${kv}`].dims;
+      const dims = [d[0], d[1], 1, d[3]];
+      alt[`past_key_values.${i}.${kv}`] = new ort.Tensor('float32', new Float32Array(dims[0] * dims[1] * dims[3]), dims);
+    }
+  }
+  const other = (await session.run(alt)).logits.data;
+  for (let i = 0; i < other.length; ++i)
+    if (other[i] !== logits.data[i]) throw new Error('the no-cache branch depends on the dummy past length');
+}
+
+// The decoder file glassbox picks, in the same order (src/generation/policy.cpp read_model_files).
+function modelFile(dir) {
+  for (const rel of ['model.onnx', 'onnx/model.onnx', 'decoder_model_merged.onnx', 'onnx/decoder_model_merged.onnx'])
+    if (fs.existsSync(path.join(dir, rel))) return path.join(dir, rel);
+  throw new Error(`${dir}: no decoder model file`);
+}
+
 async function main() {
   const [outDir, ...modelDirs] = process.argv.slice(2);
   if (!outDir || !modelDirs.length) {
@@ -104,7 +131,7 @@ async function main() {
     const headDim = config.head_dim ?? (config.hidden_size ?? config.n_embd) / heads;
     // 151k-token vocabularies: 16 steps keep the reference files small; small vocabularies: 64.
     const steps = config.vocab_size > 100000 ? 16 : 64;
-    const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), {
+    const session = await ort.InferenceSession.create(modelFile(dir), {
       graphOptimizationLevel: 'disabled', intraOpNumThreads: 1, interOpNumThreads: 1,
     });
     const name = path.basename(path.resolve(dir));

@@ -37,7 +37,70 @@ std::vector<Case> read_cases(const fs::path& dir) {
   return cases;
 }
 
-void check_model(const std::string& name, int threads) {
+// Row-scaled error: max |a - ref| / max(max |ref|, 1).
+double row_error(const float* a, const float* ref, int64_t V) {
+  double max_diff = 0, scale = 1;
+  for (int64_t v = 0; v < V; ++v) {
+    max_diff = std::max(max_diff, std::abs(static_cast<double>(a[v]) - ref[v]));
+    scale = std::max(scale, std::abs(static_cast<double>(ref[v])));
+  }
+  return max_diff / scale;
+}
+
+// ORT's own int8 error: its quantized model's step-0 logits (the prefill, same inputs) against its
+// fp32 model's, worst over the batch. Later steps are not compared: the contexts may differ.
+double ort_quantization_error(const std::string& quantized, const std::string& fp32, const std::string& case_name) {
+  auto q = runtime::read_npy((fs::path(GLASSBOX_DECODER_REFERENCE) / quantized / (case_name + ".logits.npy")).string());
+  auto f = runtime::read_npy((fs::path(GLASSBOX_DECODER_REFERENCE) / fp32 / (case_name + ".logits.npy")).string());
+  EXPECT_TRUE(q.ok() && f.ok() && q->shape() == f->shape());
+  if (!q.ok() || !f.ok() || q->shape() != f->shape()) return 0;
+  const int64_t B = q->shape()[1], V = q->shape()[2];
+  double worst = 0;
+  for (int64_t b = 0; b < B; ++b) worst = std::max(worst, row_error(q->data<float>() + b * V, f->data<float>() + b * V, V));
+  return worst;
+}
+
+// Runs the case's prompts greedily through glassbox; rows[b][s] = sequence b's logits at step s.
+std::vector<std::vector<std::vector<float>>> run_case(GenerationSession& gen, const Case& c,
+                                                      std::vector<std::vector<uint32_t>>& tokens) {
+  std::map<SequenceId, std::vector<std::vector<float>>> seen;
+  gen.set_logits_observer([&](SequenceId id, int64_t step, std::span<const float> row) {
+    EXPECT_EQ(static_cast<int64_t>(seen[id].size()), step);
+    seen[id].emplace_back(row.begin(), row.end());
+  });
+  std::vector<SequenceInput> inputs;
+  for (const auto& p : c.prompts) {
+    SequenceInput in;
+    in.prompt_ids = p;
+    in.request.max_new_tokens = c.steps;
+    in.request.do_sample = false;
+    inputs.push_back(in);
+  }
+  std::vector<std::vector<std::vector<float>>> rows;
+  auto ids = gen.prefill(inputs);
+  EXPECT_TRUE(ids.ok()) << ids.error().to_string();
+  if (!ids.ok()) return rows;
+  for (int64_t s = 1; s < c.steps; ++s) {
+    auto ev = gen.step();
+    EXPECT_TRUE(ev.ok()) << "step " << s << ": " << ev.error().to_string();
+    if (!ev.ok()) return rows;
+    EXPECT_EQ(static_cast<int64_t>(ev->size()), static_cast<int64_t>(c.prompts.size()));
+  }
+  EXPECT_TRUE(gen.active().empty());
+  for (SequenceId id : *ids) {
+    auto r = gen.take_result(id);
+    EXPECT_TRUE(r.ok());
+    if (!r.ok()) return {};
+    EXPECT_EQ(r->finish_reason, FinishReason::kLength);
+    tokens.push_back(r->token_ids);
+    rows.push_back(std::move(seen[id]));
+  }
+  return rows;
+}
+
+// fp32_reference: for a quantized model, the fp32 model whose ORT logits give ORT's own int8 error,
+// the tolerance (at least kTolerance); empty: kTolerance.
+void check_model(const std::string& name, int threads, const std::string& fp32_reference = "") {
   const fs::path ref_dir = fs::path(GLASSBOX_DECODER_REFERENCE) / name;
   GenerationOptions opts;
   opts.session.threads = threads;
@@ -57,55 +120,44 @@ void check_model(const std::string& name, int threads) {
     for (int64_t i = 0; i < ref_tokens->numel(); ++i)
       ASSERT_EQ(std::count(stops.begin(), stops.end(), static_cast<uint32_t>(ref_tokens->data<int64_t>()[i])), 0)
           << "the reference generated a stop token: change the case's prompt";
-    std::map<SequenceId, std::vector<std::vector<float>>> seen;
-    gen.set_logits_observer([&](SequenceId id, int64_t step, std::span<const float> row) {
-      EXPECT_EQ(static_cast<int64_t>(seen[id].size()), step);
-      seen[id].emplace_back(row.begin(), row.end());
-    });
-    std::vector<SequenceInput> inputs;
-    for (const auto& p : c.prompts) {
-      SequenceInput in;
-      in.prompt_ids = p;
-      in.request.max_new_tokens = c.steps;
-      in.request.do_sample = false;
-      inputs.push_back(in);
-    }
-    auto ids = gen.prefill(inputs);
-    ASSERT_TRUE(ids.ok()) << ids.error().to_string();
-    for (int64_t s = 1; s < c.steps; ++s) {
-      auto ev = gen.step();
-      ASSERT_TRUE(ev.ok()) << "step " << s << ": " << ev.error().to_string();
-      ASSERT_EQ(static_cast<int64_t>(ev->size()), B);
-    }
-    EXPECT_TRUE(gen.active().empty());
+    const double ort_error = fp32_reference.empty() ? 0 : ort_quantization_error(name, fp32_reference, c.name);
+    const double tolerance = std::max(kTolerance, ort_error);
+    std::vector<std::vector<uint32_t>> tokens;
+    const auto rows = run_case(gen, c, tokens);
+    ASSERT_EQ(static_cast<int64_t>(rows.size()), B);
     double worst = 0;
     for (int64_t b = 0; b < B; ++b) {
-      auto r = gen.take_result((*ids)[b]);
-      ASSERT_TRUE(r.ok());
-      EXPECT_EQ(r->finish_reason, FinishReason::kLength);
-      const auto& rows = seen[(*ids)[b]];
-      ASSERT_EQ(static_cast<int64_t>(rows.size()), c.steps);
-      ASSERT_EQ(static_cast<int64_t>(r->token_ids.size()), c.steps);
+      ASSERT_EQ(static_cast<int64_t>(rows[b].size()), c.steps);
+      ASSERT_EQ(static_cast<int64_t>(tokens[b].size()), c.steps);
       for (int64_t s = 0; s < c.steps; ++s) {
-        const float* ref = ref_logits->data<float>() + (s * B + b) * V;
-        double max_diff = 0, scale = 1;
-        for (int64_t v = 0; v < V; ++v) {
-          max_diff = std::max(max_diff, std::abs(static_cast<double>(rows[s][v]) - ref[v]));
-          scale = std::max(scale, std::abs(static_cast<double>(ref[v])));
-        }
-        worst = std::max(worst, max_diff / scale);
-        ASSERT_LE(max_diff / scale, kTolerance) << "sequence " << b << " step " << s;
-        ASSERT_EQ(r->token_ids[s], static_cast<uint32_t>(ref_tokens->data<int64_t>()[s * B + b]))
-            << "sequence " << b << " step " << s;
+        const double e = row_error(rows[b][s].data(), ref_logits->data<float>() + (s * B + b) * V, V);
+        worst = std::max(worst, e);
+        ASSERT_LE(e, tolerance) << "sequence " << b << " step " << s;
+        ASSERT_EQ(tokens[b][s], static_cast<uint32_t>(ref_tokens->data<int64_t>()[s * B + b])) << "sequence " << b << " step " << s;
       }
     }
     std::cout << name << " " << c.name << ": " << c.steps << " steps x " << B << " sequences, worst logits error "
-              << worst << " relative, tokens identical\n";
+              << worst << " relative (tolerance " << tolerance;
+    if (!fp32_reference.empty()) std::cout << ": ORT's own int8-vs-fp32 error at the prefill " << ort_error;
+    std::cout << "), tokens identical\n";
   }
 }
 
 TEST(GenerationParity, LlamaStyleMatchesOnnxRuntime) { check_model("llama_tiny", 1); }
 TEST(GenerationParity, Gpt2StyleMatchesOnnxRuntime) { check_model("gpt2_tiny", 1); }
 TEST(GenerationParity, Gpt2StyleMatchesOnnxRuntimeOnTwoThreads) { check_model("gpt2_tiny", 2); }
+// Optimum's legacy merged layout (decoder_model_merged.onnx: If on use_cache_branch).
+TEST(GenerationParity, LlamaStyleLegacyMergedMatchesOnnxRuntime) { check_model("llama_tiny_merged", 1); }
+TEST(GenerationParity, Gpt2StyleLegacyMergedMatchesOnnxRuntime) { check_model("gpt2_tiny_merged", 1); }
+// ORT quantize_dynamic's int8 form (DynamicQuantizeLinear + MatMulInteger), current and merged layouts.
+TEST(GenerationParity, LlamaStyleInt8MatchesOnnxRuntime) { check_model("llama_tiny_int8", 1, "llama_tiny"); }
+TEST(GenerationParity, Gpt2StyleInt8MatchesOnnxRuntime) { check_model("gpt2_tiny_int8", 1, "gpt2_tiny"); }
+TEST(GenerationParity, LlamaStyleLegacyMergedInt8MatchesOnnxRuntime) { check_model("llama_tiny_merged_int8", 1, "llama_tiny"); }
+TEST(GenerationParity, Gpt2StyleLegacyMergedInt8MatchesOnnxRuntime) { check_model("gpt2_tiny_merged_int8", 1, "gpt2_tiny"); }
+// q4 MatMulNBits (block 32, symmetric, accuracy_level unset: ORT computes in fp32 too), current and merged layouts.
+TEST(GenerationParity, LlamaStyleQ4MatchesOnnxRuntime) { check_model("llama_tiny_q4", 1); }
+TEST(GenerationParity, Gpt2StyleQ4MatchesOnnxRuntime) { check_model("gpt2_tiny_q4", 1); }
+TEST(GenerationParity, LlamaStyleLegacyMergedQ4MatchesOnnxRuntime) { check_model("llama_tiny_merged_q4", 1); }
+TEST(GenerationParity, Gpt2StyleLegacyMergedQ4MatchesOnnxRuntime) { check_model("gpt2_tiny_merged_q4", 1); }
 
 }  // namespace

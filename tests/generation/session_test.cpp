@@ -279,10 +279,10 @@ TEST(GenerationSession, NonDecoderModelsAreRefusedByName) {
   EXPECT_EQ(gen.error().code, ErrorCode::kUnsupported);
   EXPECT_NE(gen.error().fix.find("past_key_values.{i}.key/value"), std::string::npos) << gen.error().to_string();
   fs::remove(dir / "model.onnx");
-  write(dir / "decoder_model_merged.onnx", "");
-  auto merged = GenerationSession::load(dir.string(), {});
-  ASSERT_FALSE(merged.ok());
-  EXPECT_NE(merged.error().what.find("found decoder_model_merged.onnx"), std::string::npos) << merged.error().to_string();
+  write(dir / "genai_config.json", "{}");
+  auto genai = GenerationSession::load(dir.string(), {});
+  ASSERT_FALSE(genai.ok());
+  EXPECT_NE(genai.error().what.find("found genai_config.json"), std::string::npos) << genai.error().to_string();
   fs::remove_all(dir);
 }
 

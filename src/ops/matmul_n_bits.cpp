@@ -1,0 +1,176 @@
+// com.microsoft MatMulNBits (ONNX Runtime contrib op, since version 1): Y = A x dequant(B)^T (+ bias),
+// B block-quantized along K: dequant(b) = (b - zero_point) * scale per block of block_size values.
+//   A [..., K] float; B uint8 [N, k_blocks, blob] with k_blocks = ceil(K / block_size) and
+//   blob = block_size * bits / 8, codes packed along K low bits first; scales float, N * k_blocks
+//   values ([N, k_blocks] or flattened, as older quantizers wrote); zero_points optional: packed
+//   uint8 (N * ceil(k_blocks * bits / 8)) or float (N * k_blocks), default 2^(bits - 1);
+//   g_idx (deprecated) refused; bias [N] optional.
+// accuracy_level (0 unset, 1 fp32, 2 fp16, 3 bf16, 4 int8: ORT's CPU kernel then quantizes A to int8
+// per block) never changes what glassbox computes: B is dequantized to fp32 and multiplied in fp32,
+// declared in explain. Kernel: tiles of 64 output columns are dequantized into scratch and run
+// through the fp32 GEMM (plain and correct; a blockwise int4 kernel is open).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/gemm.h"
+#include "ops/attr_util.h"
+#include "ops/elementwise.h"
+
+namespace glassbox::ops {
+namespace {
+
+struct MatMulNBitsAttrs {
+  int64_t K = 0;               // required: A's last dim
+  int64_t N = 0;               // required: Y's last dim
+  int64_t bits = 4;            // 4 or 8 here (ORT also has 2)
+  int64_t block_size = 0;      // required: a power of two >= 16
+  int64_t accuracy_level = 0;  // ORT's compute precision hint; glassbox computes in fp32 at every level
+};
+
+constexpr int64_t kTileColumns = 64;
+
+const char* accuracy_name(int64_t level) {
+  switch (level) {
+    case 0: return "unset";
+    case 1: return "fp32";
+    case 2: return "fp16";
+    case 3: return "bf16";
+    case 4: return "int8 (ORT's CPU kernel quantizes A to int8 per block)";
+  }
+  return "unknown";
+}
+
+class MatMulNBitsOp final : public Op {
+ public:
+  explicit MatMulNBitsOp(MatMulNBitsAttrs a) : a_(a), k_blocks_((a.K + a.block_size - 1) / a.block_size) {}
+
+  std::string load_decision() const override {
+    return "MatMulNBits bits " + std::to_string(a_.bits) + ", block_size " + std::to_string(a_.block_size) +
+           ", accuracy_level " + std::to_string(a_.accuracy_level) + " (" + accuracy_name(a_.accuracy_level) +
+           "): glassbox dequantizes B to fp32 and computes in fp32 at every accuracy_level";
+  }
+
+  Status compute(ComputeContext& ctx) const override {
+    GB_ASSIGN_OR_RETURN(const Tensor* a, require_input(ctx, 0, "A"));
+    GB_ASSIGN_OR_RETURN(const Tensor* b, require_input(ctx, 1, "B"));
+    GB_ASSIGN_OR_RETURN(const Tensor* scales, require_input(ctx, 2, "scales"));
+    const Tensor* zp = ctx.input(3);
+    const Tensor* bias = ctx.num_inputs() > 5 ? ctx.input(5) : nullptr;
+    GB_RETURN_IF_ERROR(check_inputs(ctx, *a, *b, *scales, zp, bias));
+    Shape out_shape = a->shape();
+    out_shape.back() = a_.N;
+    GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, out_shape));
+    const int64_t M = a->numel() / a_.K;
+    if (M == 0 || a_.N == 0) return Status();
+    const bool zp_float = zp && zp->dtype() == DataType::kFloat32;
+    const int64_t tiles = (a_.N + kTileColumns - 1) / kTileColumns;
+    ctx.pool().parallel_for(tiles, 1, [&](int64_t t0, int64_t t1) {
+      std::vector<float> w(static_cast<size_t>(kTileColumns * a_.K));
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t n0 = t * kTileColumns, cols = std::min(kTileColumns, a_.N - n0);
+        for (int64_t j = 0; j < cols; ++j)
+          dequantize_row(n0 + j, b->data<uint8_t>(), scales->data<float>(), zp, zp_float, w.data() + j * a_.K);
+        kernels::GemmDesc d;
+        d.M = M;
+        d.N = cols;
+        d.K = a_.K;
+        d.trans_b = true;
+        d.lda = a_.K;
+        d.ldb = a_.K;
+        d.ldc = a_.N;
+        kernels::gemm_f32(d, a->data<float>(), w.data(), y->mutable_data<float>() + n0, nullptr);
+      }
+    });
+    if (bias) {
+      float* py = y->mutable_data<float>();
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < a_.N; ++n) py[m * a_.N + n] += bias->data<float>()[n];
+    }
+    return Status();
+  }
+
+ private:
+  // Column n of B (row n of B's storage) as K floats.
+  void dequantize_row(int64_t n, const uint8_t* b, const float* scales, const Tensor* zp, bool zp_float, float* out) const {
+    const int64_t blob = a_.block_size * a_.bits / 8;
+    const int64_t zp_row = (k_blocks_ * a_.bits + 7) / 8;
+    const uint8_t* row = b + n * k_blocks_ * blob;
+    for (int64_t kb = 0; kb < k_blocks_; ++kb) {
+      const float scale = scales[n * k_blocks_ + kb];
+      float zero = static_cast<float>(int64_t{1} << (a_.bits - 1));
+      if (zp && zp_float) {
+        zero = zp->data<float>()[n * k_blocks_ + kb];
+      } else if (zp) {
+        const uint8_t byte = zp->data<uint8_t>()[n * zp_row + (a_.bits == 4 ? kb / 2 : kb)];
+        zero = static_cast<float>(a_.bits == 8 ? byte : (kb % 2 == 0 ? byte & 0x0F : byte >> 4));
+      }
+      const int64_t k_end = std::min(a_.K, (kb + 1) * a_.block_size);
+      for (int64_t k = kb * a_.block_size; k < k_end; ++k) {
+        const int64_t i = k - kb * a_.block_size;
+        const uint8_t byte = row[kb * blob + (a_.bits == 4 ? i / 2 : i)];
+        const int code = a_.bits == 8 ? byte : (i % 2 == 0 ? byte & 0x0F : byte >> 4);
+        out[k] = (static_cast<float>(code) - zero) * scale;
+      }
+    }
+  }
+
+  Status check_inputs(const ComputeContext& ctx, const Tensor& a, const Tensor& b, const Tensor& scales, const Tensor* zp,
+                      const Tensor* bias) const {
+    auto bad = [&](const std::string& what) { return op_error(ctx, ErrorCode::kInvalidArgument, what); };
+    if (a.dtype() != DataType::kFloat32)
+      return op_error(ctx, ErrorCode::kUnsupported, std::string("A is ") + dtype_name(a.dtype()) + ": only float32 is implemented");
+    if (a.rank() < 1 || a.shape().back() != a_.K)
+      return bad("A " + shape_to_string(a.shape()) + " does not end in K = " + std::to_string(a_.K));
+    const int64_t blob = a_.block_size * a_.bits / 8;
+    if (b.dtype() != DataType::kUInt8 || b.numel() != a_.N * k_blocks_ * blob)
+      return bad("B must be uint8 [N, k_blocks, blob] = [" + std::to_string(a_.N) + ", " + std::to_string(k_blocks_) + ", " +
+                 std::to_string(blob) + "], got " + dtype_name(b.dtype()) + " " + shape_to_string(b.shape()));
+    if (scales.dtype() != DataType::kFloat32 || scales.numel() != a_.N * k_blocks_)
+      return bad("scales must be float32 with N * k_blocks = " + std::to_string(a_.N * k_blocks_) + " values, got " +
+                 dtype_name(scales.dtype()) + " " + shape_to_string(scales.shape()));
+    if (zp && zp->dtype() == DataType::kUInt8) {
+      if (zp->numel() != a_.N * ((k_blocks_ * a_.bits + 7) / 8))
+        return bad("packed uint8 zero_points must have N * ceil(k_blocks * bits / 8) values, got " + shape_to_string(zp->shape()));
+    } else if (zp && zp->dtype() == DataType::kFloat32) {
+      if (zp->numel() != a_.N * k_blocks_) return bad("float zero_points must have N * k_blocks values, got " + shape_to_string(zp->shape()));
+    } else if (zp) {
+      return bad(std::string("zero_points must be uint8 (packed) or A's dtype, got ") + dtype_name(zp->dtype()));
+    }
+    if (bias && (bias->dtype() != DataType::kFloat32 || bias->numel() != a_.N))
+      return bad("bias must be float32 [N], got " + shape_to_string(bias->shape()));
+    return Status();
+  }
+
+  MatMulNBitsAttrs a_;
+  int64_t k_blocks_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Op>> create_ms_MatMulNBits(const graph::Node& node, int64_t) {
+  GB_RETURN_IF_ERROR(check_known_attrs(node, {"K", "N", "bits", "block_size", "accuracy_level", "weight_prepacked"}));
+  MatMulNBitsAttrs a;
+  GB_ASSIGN_OR_RETURN(a.K, attr_int_required(node, "K"));
+  GB_ASSIGN_OR_RETURN(a.N, attr_int_required(node, "N"));
+  GB_ASSIGN_OR_RETURN(a.bits, attr_int(node, "bits", 4));
+  GB_ASSIGN_OR_RETURN(a.block_size, attr_int_required(node, "block_size"));
+  GB_ASSIGN_OR_RETURN(a.accuracy_level, attr_int(node, "accuracy_level", 0));
+  GB_ASSIGN_OR_RETURN(int64_t prepacked, attr_int(node, "weight_prepacked", 0));
+  if (prepacked != 0)
+    return unsupported_attr("weight_prepacked", std::to_string(prepacked) + " (CUDA's prepacked layouts); only 0 is implemented");
+  if (a.bits != 4 && a.bits != 8) return unsupported_attr("bits", std::to_string(a.bits) + "; 4 and 8 are implemented");
+  if (a.block_size < 16 || (a.block_size & (a.block_size - 1)) != 0)
+    return make_error(ErrorCode::kInvalidModel, "attribute 'block_size' " + std::to_string(a.block_size) +
+                                                    " is not a power of two >= 16");
+  if (a.K < 1 || a.N < 0) return make_error(ErrorCode::kInvalidModel, "attributes K and N must be positive");
+  if (a.accuracy_level < 0 || a.accuracy_level > 4)
+    return unsupported_attr("accuracy_level", std::to_string(a.accuracy_level) + "; ORT defines 0 to 4");
+  if (node.inputs.size() > 4 && !node.inputs[4].empty())
+    return make_error(ErrorCode::kUnsupported, "input 'g_idx' (deprecated act-order index) is not implemented", {},
+                      "re-quantize without act-order (g_idx)");
+  if (node.inputs.size() > 6) return make_error(ErrorCode::kInvalidModel, "MatMulNBits has at most 6 inputs");
+  return std::unique_ptr<Op>(new MatMulNBitsOp(a));
+}
+
+}  // namespace glassbox::ops
