@@ -1,9 +1,13 @@
 // glassbox generate MODEL_DIR PROMPT... [--json] [--explain] [policy flags] [--threads N] [--precision P]
+// glassbox generate MODEL_DIR --chat MESSAGES.json|- [--continue-final-message | --add-generation-prompt] [...]
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/cli_common.h"
 #include "cli/session_flags.h"
+#include "generation/chat_prompt.h"
 #include "generation/result_json.h"
 #include "glassbox/generation.h"
 
@@ -20,6 +24,9 @@ struct GenerateArgs {
   bool do_sample = false;
   std::vector<std::string> stop;
   std::vector<uint32_t> stop_token_ids;
+  std::string chat;  // messages file, "-" = stdin
+  bool add_generation_prompt = false, continue_final_message = false;
+  std::string template_name;
   glassbox::cli::SessionFlags session;  // --threads, --precision (unset: glassbox.json, else the default)
 };
 
@@ -44,6 +51,67 @@ void run_batch(GenerationSession& gen, const std::vector<glassbox::SequenceInput
   if (errors) throw CLI::RuntimeError(1);
 }
 
+glassbox::GenerationRequest request_from(const GenerateArgs& a, bool sample_given) {
+  glassbox::GenerationRequest req;
+  req.source = "flag";
+  req.max_new_tokens = a.max_new_tokens;
+  if (sample_given) req.do_sample = a.do_sample;
+  req.temperature = a.temperature;
+  req.top_k = a.top_k;
+  req.top_p = a.top_p;
+  req.min_p = a.min_p;
+  req.repetition_penalty = a.repetition_penalty;
+  req.seed = a.seed;
+  req.stop_strings = a.stop;
+  req.stop_token_ids = a.stop_token_ids;
+  return req;
+}
+
+glassbox::Result<std::string> read_messages(const std::string& path) {
+  std::stringstream ss;
+  if (path == "-") {
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return glassbox::make_error(glassbox::ErrorCode::kIo, "cannot read the messages file", path,
+                                      "give a JSON file with the messages array, or - for stdin");
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// --chat: the messages rendered by the model's own chat template, tokenized without adding special
+// tokens again, then generated from those ids; --json adds "chat" (template source, flags with sources,
+// the rendered prompt and its ids).
+void run_chat(GenerationSession& gen, const GenerateArgs& a, glassbox::GenerationRequest req) {
+  using namespace glassbox;
+  auto tmpl = ChatTemplate::from_model_dir(a.model_dir);
+  if (!tmpl.ok()) cli::fail("generate", tmpl.error());
+  generation::ChatRequest creq;
+  auto messages = read_messages(a.chat);
+  if (!messages.ok()) cli::fail("generate", messages.error());
+  creq.messages_json = std::move(messages).value();
+  if (a.add_generation_prompt) creq.add_generation_prompt = true;
+  if (a.continue_final_message) creq.continue_final_message = true;
+  creq.template_options.template_name = a.template_name;
+  creq.source = "flag";
+  auto prompt = generation::render_chat(*tmpl, gen.tokenizer(), creq);
+  if (!prompt.ok()) cli::fail("generate", std::move(prompt).take_error().with_where(a.chat == "-" ? "stdin" : a.chat));
+  SequenceInput in{prompt->text, prompt->ids, std::move(req)};
+  auto r = gen.generate(in, [&](const std::string& text) {
+    if (!a.json) std::cout << text << std::flush;
+  });
+  if (!r.ok()) cli::fail("generate", r.error());
+  if (!a.json) {
+    std::cout << "\n";
+    return;
+  }
+  generation::mark_chat_prompt(r->policy);
+  auto j = generation::result_json(*r, gen.decoder());
+  j["chat"] = generation::chat_json(*prompt);
+  std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
 }  // namespace
 
 void add_generate_command(CLI::App& app) {
@@ -54,6 +122,17 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("model_dir", a->model_dir, "model directory: model.onnx or onnx/model.onnx, tokenizer.json, config.json, "
                                              "optional generation_config.json, tokenizer_config.json, glassbox.json")->required();
   cmd->add_option("prompts", a->prompts, "prompt text(s); several run as one batch with --json");
+  auto* chat = cmd->add_option("--chat", a->chat, "JSON file with a messages array ([{\"role\", \"content\"}], as OpenAI and "
+                               "Hugging Face write it; - = stdin), rendered by the model's own chat template "
+                               "(tokenizer_config.json chat_template or chat_template.jinja; none is an error) and "
+                               "tokenized without adding special tokens again");
+  cmd->add_flag("--continue-final-message", a->continue_final_message, "--chat: continue the last (assistant) "
+                "message instead of starting a new turn (default: when the last message's role is assistant, as "
+                "transformers' text-generation pipeline)")->needs(chat);
+  cmd->add_flag("--add-generation-prompt", a->add_generation_prompt, "--chat: append the header of a new assistant "
+                "turn (default: unless continuing the final message); not with --continue-final-message")->needs(chat);
+  cmd->add_option("--chat-template-name", a->template_name, "--chat: which of the model's named templates (default: "
+                  "\"default\", as transformers chooses)")->needs(chat);
   cmd->add_flag("--json", a->json, "one JSON line per prompt instead of streamed text (default: stream text)");
   cmd->add_flag("--explain", a->explain, "print the decoder, KV memory, the default policy with sources, glassbox's "
                                          "defaults with reason and risk and the load warnings as JSON, and exit");
@@ -88,20 +167,16 @@ void add_generate_command(CLI::App& app) {
       return;
     }
     for (const auto& w : gen->warnings()) std::cerr << "glassbox generate: warning: " << w.what << " (fix: " << w.fix << ")\n";
+    GenerationRequest req = request_from(*a, sample->count() > 0);
+    if (!a->chat.empty()) {
+      if (!a->prompts.empty())
+        cli::fail("generate", make_error(ErrorCode::kInvalidArgument, "prompt text given with --chat", "--chat",
+                                         "give either prompts or --chat MESSAGES.json"));
+      return run_chat(*gen, *a, std::move(req));
+    }
     if (a->prompts.empty())
-      cli::fail("generate", make_error(ErrorCode::kInvalidArgument, "no prompt given", {}, "glassbox generate MODEL_DIR \"prompt\""));
-    GenerationRequest req;
-    req.source = "flag";
-    req.max_new_tokens = a->max_new_tokens;
-    if (sample->count()) req.do_sample = a->do_sample;
-    req.temperature = a->temperature;
-    req.top_k = a->top_k;
-    req.top_p = a->top_p;
-    req.min_p = a->min_p;
-    req.repetition_penalty = a->repetition_penalty;
-    req.seed = a->seed;
-    req.stop_strings = a->stop;
-    req.stop_token_ids = a->stop_token_ids;
+      cli::fail("generate", make_error(ErrorCode::kInvalidArgument, "no prompt given", {},
+                                       "glassbox generate MODEL_DIR \"prompt\", or --chat MESSAGES.json"));
     std::vector<SequenceInput> inputs;
     for (const auto& p : a->prompts) inputs.push_back({p, std::nullopt, req});
     if (a->json) return run_batch(*gen, inputs);
