@@ -397,7 +397,10 @@ class TextGenerationStream:
 
     def __del__(self) -> None:
         if self.result is None and getattr(self, "_owner", None) is not None and hasattr(self, "_id"):
-            self._owner.session.cancel(self._id)  # abandoned mid-way: free its KV cache
+            try:
+                self._owner.session.cancel(self._id)  # abandoned mid-way: free its KV cache
+            except Exception:  # noqa: BLE001 - interpreter shutdown may have torn the module down
+                pass
 
 
 def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = None, *, threads: int = 0,
@@ -406,7 +409,7 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
              precision: Optional[str] = None,
              weights_cache: Optional[Union[str, "os.PathLike[str]"]] = None
              ) -> Union[TextClassificationPipeline, FeatureExtractionPipeline, "TextRankingPipeline",
-                                 "SentenceSimilarityPipeline"]:
+                                 "SentenceSimilarityPipeline", "TextGenerationPipeline"]:
     """Loads a text or image pipeline, like ``transformers.pipeline(task, model=...)``.
 
     ``"text-generation"`` takes a decoder model directory (required) and ``threads``/``precision``

@@ -1,6 +1,6 @@
 // glassbox.GenerationSession: glassbox::GenerationSession (prefill/step over a decoder model directory)
 // with the GIL released while the engine runs, and chat rendering through the model's own template
-// (src/generation/chat_prompt.h, the rule `glassbox generate --chat` uses). python/glassbox/_pipeline.py
+// (include/glassbox/chat_prompt.h, the rule `glassbox generate --chat` uses). python/glassbox/_pipeline.py
 // builds pipeline("text-generation") on it.
 #include <pybind11/stl.h>
 
@@ -9,8 +9,8 @@
 #include <set>
 
 #include "common.h"
-#include "generation/chat_prompt.h"
 #include "generation/result_json.h"
+#include "glassbox/chat_prompt.h"
 #include "glassbox/generation.h"
 
 namespace glassbox::py_binding {
@@ -23,6 +23,15 @@ struct PyGeneration {
   std::optional<ChatTemplate> chat_template;                        // loaded at the first chat render
   std::set<SequenceId> chat_sequences;                              // their results say add_special_tokens false
 };
+
+// Runs f on the session with the GIL released and the session's lock held (a GenerationSession is
+// not thread-safe; Python threads sharing one are serialized here).
+template <class F>
+auto locked(PyGeneration& g, F&& f) {
+  py::gil_scoped_release nogil;
+  std::lock_guard<std::mutex> lock(*g.mu);
+  return f();
+}
 
 py::object to_python(const nlohmann::ordered_json& j) {
   return json_to_python(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -106,8 +115,8 @@ py::list events_list(const std::vector<StepEvent>& events) {
 }
 
 py::object result_dict(PyGeneration& g, SequenceId id) {
-  auto r = unwrap(g.session->take_result(id));
-  if (g.chat_sequences.erase(id)) generation::mark_chat_prompt(r.policy);
+  auto r = unwrap(locked(g, [&] { return g.session->take_result(id); }));
+  if (g.chat_sequences.erase(id)) mark_chat_prompt(r.policy);
   auto j = generation::result_json(r, g.session->decoder());
   j["prompt_ids"] = r.prompt_ids;
   return to_python(j);
@@ -138,13 +147,13 @@ PyGeneration load(const py::handle& model_dir, const py::handle& threads, const 
 py::object render_chat(PyGeneration& g, const py::handle& messages_json, const py::handle& add_generation_prompt,
                        const py::handle& continue_final_message) {
   if (!g.chat_template) g.chat_template.emplace(unwrap(ChatTemplate::from_model_dir(g.model_dir)));
-  generation::ChatRequest req;
+  ChatPromptRequest req;
   req.messages_json = as_utf8(messages_json, "messages");
   if (!add_generation_prompt.is_none()) req.add_generation_prompt = as_bool(add_generation_prompt, "add_generation_prompt");
   if (!continue_final_message.is_none())
     req.continue_final_message = as_bool(continue_final_message, "continue_final_message");
   req.source = "argument";
-  auto p = unwrap(generation::render_chat(*g.chat_template, g.session->tokenizer(), req));
+  auto p = unwrap(render_chat(*g.chat_template, g.session->tokenizer(), req));
   return to_python(generation::chat_json(p));
 }
 
@@ -161,11 +170,7 @@ py::tuple prefill(PyGeneration& g, const py::handle& inputs, const py::dict& kw)
     chat.push_back(c);
   }
   std::vector<StepEvent> events;
-  auto ids = [&] {
-    py::gil_scoped_release nogil;
-    std::lock_guard<std::mutex> lock(*g.mu);
-    return g.session->prefill(in, &events);
-  }();
+  auto ids = locked(g, [&] { return g.session->prefill(in, &events); });
   auto admitted = unwrap(std::move(ids));
   for (size_t k = 0; k < admitted.size(); ++k)
     if (chat[k]) g.chat_sequences.insert(admitted[k]);
@@ -176,11 +181,7 @@ py::list step(PyGeneration& g, const py::handle& ids) {
   std::vector<SequenceId> which;
   if (!ids.is_none())
     for (uint32_t id : as_ids(ids, "ids")) which.push_back(id);
-  auto r = [&] {
-    py::gil_scoped_release nogil;
-    std::lock_guard<std::mutex> lock(*g.mu);
-    return g.session->step(which);
-  }();
+  auto r = locked(g, [&] { return g.session->step(which); });
   return events_list(unwrap(std::move(r)));
 }
 
@@ -217,13 +218,17 @@ void bind_generation(py::module_& m) {
            "finish_reason}, text being whole characters only.")
       .def("step", &step, py::arg("ids") = py::none(),
            "One token for each of `ids` (None: every active sequence) in one engine run: the events.")
-      .def("active", [](const PyGeneration& g) { return g.session->active(); }, "Ids of the sequences not finished.")
+      .def("active", [](PyGeneration& g) { return locked(g, [&] { return g.session->active(); }); },
+           "Ids of the sequences not finished.")
       .def("take_result", [](PyGeneration& g, int64_t id) { return result_dict(g, id); }, py::arg("id"),
            "The result of a finished sequence (removed, its KV freed), as `glassbox generate --json` prints it, plus "
            "prompt_ids.")
       .def("cancel", [](PyGeneration& g, int64_t id) {
              g.chat_sequences.erase(id);
-             g.session->cancel(id);
+             locked(g, [&] {
+               g.session->cancel(id);
+               return 0;
+             });
            }, py::arg("id"), "Ends a sequence now and frees it.");
 }
 

@@ -7,8 +7,8 @@
 
 #include "cli/cli_common.h"
 #include "cli/session_flags.h"
-#include "generation/chat_prompt.h"
 #include "generation/result_json.h"
+#include "glassbox/chat_prompt.h"
 #include "glassbox/generation.h"
 
 namespace {
@@ -87,7 +87,7 @@ void run_chat(GenerationSession& gen, const GenerateArgs& a, glassbox::Generatio
   using namespace glassbox;
   auto tmpl = ChatTemplate::from_model_dir(a.model_dir);
   if (!tmpl.ok()) cli::fail("generate", tmpl.error());
-  generation::ChatRequest creq;
+  ChatPromptRequest creq;
   auto messages = read_messages(a.chat);
   if (!messages.ok()) cli::fail("generate", messages.error());
   creq.messages_json = std::move(messages).value();
@@ -95,7 +95,7 @@ void run_chat(GenerationSession& gen, const GenerateArgs& a, glassbox::Generatio
   if (a.continue_final_message) creq.continue_final_message = true;
   creq.template_options.template_name = a.template_name;
   creq.source = "flag";
-  auto prompt = generation::render_chat(*tmpl, gen.tokenizer(), creq);
+  auto prompt = render_chat(*tmpl, gen.tokenizer(), creq);
   if (!prompt.ok()) cli::fail("generate", std::move(prompt).take_error().with_where(a.chat == "-" ? "stdin" : a.chat));
   SequenceInput in{prompt->text, prompt->ids, std::move(req)};
   auto r = gen.generate(in, [&](const std::string& text) {
@@ -106,7 +106,7 @@ void run_chat(GenerationSession& gen, const GenerateArgs& a, glassbox::Generatio
     std::cout << "\n";
     return;
   }
-  generation::mark_chat_prompt(r->policy);
+  mark_chat_prompt(r->policy);
   auto j = generation::result_json(*r, gen.decoder());
   j["chat"] = generation::chat_json(*prompt);
   std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

@@ -1,6 +1,10 @@
-#include "generation/chat_prompt.h"
+#include "glassbox/chat_prompt.h"
 
-namespace glassbox::generation {
+#include <nlohmann/json.hpp>
+
+#include "generation/result_json.h"
+
+namespace glassbox {
 
 using nlohmann::json;
 
@@ -25,8 +29,7 @@ Error chat_error(std::string what, std::string fix) {
   return make_error(ErrorCode::kInvalidArgument, std::move(what), "messages", std::move(fix));
 }
 
-}  // namespace
-
+// transformers' continue_final_message cut (render_jinja_template in chat_template_utils.py).
 Result<std::string> cut_after_final_message(const std::string& rendered, const json& final_message) {
   const json* content = final_message.is_object() && final_message.contains("content") ? &final_message["content"] : nullptr;
   std::string text;
@@ -58,7 +61,9 @@ Result<std::string> cut_after_final_message(const std::string& rendered, const j
   return rendered.substr(0, at + stripped.size());
 }
 
-Result<ChatPrompt> render_chat(const ChatTemplate& chat_template, const Tokenizer& tokenizer, const ChatRequest& request) {
+}  // namespace
+
+Result<ChatPrompt> render_chat(const ChatTemplate& chat_template, const Tokenizer& tokenizer, const ChatPromptRequest& request) {
   auto src = [&](const char* flag) { return request.source == "flag" ? std::string("flag --") + flag : request.source; };
   const json messages = json::parse(request.messages_json, nullptr, false);
   if (messages.is_discarded() || !messages.is_array() || messages.empty())
@@ -111,6 +116,8 @@ void mark_chat_prompt(GenerationPolicy& policy) {
                                       "(the template placed them)"};
 }
 
+namespace generation {
+
 nlohmann::ordered_json chat_json(const ChatPrompt& p) {
   nlohmann::ordered_json j;
   j["template_source"] = p.template_source;
@@ -122,4 +129,6 @@ nlohmann::ordered_json chat_json(const ChatPrompt& p) {
   return j;
 }
 
-}  // namespace glassbox::generation
+}  // namespace generation
+
+}  // namespace glassbox

@@ -170,9 +170,14 @@ TEST(TextStream, LongOutputIncrementallyEqualsFullDecodeGpt2Style) {
   const auto ids = ids_of(text);
   ASSERT_GT(ids.size(), 2000u);
   const auto r = stream_all(roberta(), ids, true);
-  EXPECT_EQ(r.text, decode(ids));
+  EXPECT_EQ(r.text, decode(ids));  // (this 21k vocabulary lacks some byte tokens: U+FFFD in both is the decode's)
   EXPECT_FALSE(r.replacement_mid_stream);
-  EXPECT_LE(r.max_window, 12u) << "each push must decode a bounded tail, not all ids";
+  // With a 21k byte-level vocabulary, runs of tokens that each end inside a character (emoji ZWJ
+  // sequences) are held together, so the window is wider than with Qwen3's; but it depends on the
+  // text's runs, never on the output's length: one paragraph gives the same widest window as 60.
+  const auto one = stream_all(roberta(), ids_of(text.substr(0, text.find(" 1 "))), true);
+  EXPECT_EQ(r.max_window, one.max_window);
+  EXPECT_LT(r.max_window, 40u);
 }
 
 // Random ids (what an untrained model emits): stray byte tokens, invalid UTF-8, special tokens kept and skipped.
@@ -182,7 +187,10 @@ TEST(TextStream, RandomIdsIncrementallyEqualFullDecode) {
     const uint32_t vocab = static_cast<uint32_t>(tok->vocab_size());
     std::uniform_int_distribution<uint32_t> any(0, vocab - 1), low(0, 300);
     std::vector<uint32_t> ids;
-    for (int i = 0; i < 3000; ++i) ids.push_back(i % 3 == 0 ? any(rng) : low(rng));  // low ids: single bytes
+    while (ids.size() < 3000) {
+      const uint32_t id = ids.size() % 3 == 0 ? any(rng) : low(rng);  // low ids: single bytes
+      if (tok->decode({id}).ok()) ids.push_back(id);  // roberta-bpe.json's vocab_size counts 5 unused ids
+    }
     for (bool skip : {true, false}) EXPECT_EQ(stream_all(*tok, ids, skip).text, tok->decode(ids, skip).value()) << skip;
   }
 }

@@ -2,10 +2,10 @@
 // continues: rendered by the model's own chat template (never a generic one) and tokenized WITHOUT
 // adding special tokens again (the template placed BOS where the model wants it). One rule for the
 // CLI (`glassbox generate --chat`) and Python (`pipeline("text-generation")` on messages).
+// Implemented in src/generation/chat_prompt.cpp; docs/generation.md ("Chat").
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,9 +13,9 @@
 #include "glassbox/chat_template.h"
 #include "glassbox/generation.h"
 
-namespace glassbox::generation {
+namespace glassbox {
 
-struct ChatRequest {
+struct ChatPromptRequest {
   std::string messages_json;  // a non-empty JSON array of {"role": ..., "content": ...}
   // nullopt: not continue_final_message. Both true is an error (as transformers' apply_chat_template).
   std::optional<bool> add_generation_prompt;
@@ -35,17 +35,11 @@ struct ChatPrompt {
   Sourced<bool> continue_final_message;
 };
 
-Result<ChatPrompt> render_chat(const ChatTemplate& chat_template, const Tokenizer& tokenizer, const ChatRequest& request);
-
-// transformers' continue_final_message cut: `rendered` ends right after the final message's text
+// continue_final_message cuts the rendered text as transformers does: right after the final message's text
 // (the last text block of a list content), keeping its trailing whitespace when the template kept it.
-Result<std::string> cut_after_final_message(const std::string& rendered, const nlohmann::json& final_message);
+Result<ChatPrompt> render_chat(const ChatTemplate& chat_template, const Tokenizer& tokenizer, const ChatPromptRequest& request);
 
 // A result's policy for a chat prompt: add_special_tokens false, with that reason as its source.
 void mark_chat_prompt(GenerationPolicy& policy);
 
-// {"template_source", "template_name", "add_generation_prompt": {value, source},
-//  "continue_final_message": {value, source}, "prompt", "prompt_ids"}
-nlohmann::ordered_json chat_json(const ChatPrompt& prompt);
-
-}  // namespace glassbox::generation
+}  // namespace glassbox
