@@ -151,3 +151,33 @@ def test_bad_arguments_are_clear_errors(gpt2, qwen):
     with pytest.raises(glassbox.GlassboxError):
         glassbox.pipeline("text-generation", model("gpt2_tiny") + "/missing")
     assert gpt2("x", max_new_tokens=2)[0]["usage"]["completion_tokens"] <= 2  # still usable after errors
+
+
+def test_cli_interactive_chat_on_a_terminal(tmp_path):
+    """`glassbox generate DIR --chat` with no file and a terminal on stdin: each line is a user turn, each reply
+    is streamed to stdout and kept in the conversation; it equals --chat FILE on the conversation so far."""
+    import pty
+    import subprocess
+
+    from conftest import child_env, cli_path
+
+    master, slave = pty.openpty()
+    p = subprocess.Popen([cli_path(), "generate", model("llama_tiny"), "--chat", "--max-new-tokens", "5", "--threads", "1"],
+                         stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=child_env())
+    os.close(slave)
+    os.write(master, "hello\nagain, été\n".encode("utf-8") + b"\x04")  # two turns, then end of input
+    out, _ = p.communicate(timeout=600)
+    os.close(master)
+    assert p.returncode == 0
+    f = tmp_path / "m.json"
+    turns = [{"role": "user", "content": "hello"}]
+    f.write_text(json.dumps(turns), encoding="utf-8")
+    first = cli_json(model("llama_tiny"), "--chat", str(f), "--max-new-tokens", "5")[0]["text"]
+    turns += [{"role": "assistant", "content": first}, {"role": "user", "content": "again, été"}]
+    f.write_text(json.dumps(turns), encoding="utf-8")
+    second = cli_json(model("llama_tiny"), "--chat", str(f), "--max-new-tokens", "5")[0]["text"]
+    assert out.decode("utf-8") == first + "\n" + second + "\n"
+    # Not a terminal and no file: refused, naming the fix.
+    r = subprocess.run([cli_path(), "generate", model("llama_tiny"), "--chat"], input="", capture_output=True, text=True,
+                       env=child_env())
+    assert r.returncode != 0 and "messages file" in r.stderr

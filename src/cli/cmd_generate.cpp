@@ -1,5 +1,7 @@
 // glassbox generate MODEL_DIR PROMPT... [--json] [--explain] [policy flags] [--threads N] [--precision P]
 // glassbox generate MODEL_DIR --chat MESSAGES.json|- [--continue-final-message | --add-generation-prompt] [...]
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -80,22 +82,31 @@ glassbox::Result<std::string> read_messages(const std::string& path) {
   return ss.str();
 }
 
-// --chat: the messages rendered by the model's own chat template, tokenized without adding special
-// tokens again, then generated from those ids; --json adds "chat" (template source, flags with sources,
-// the rendered prompt and its ids).
-void run_chat(GenerationSession& gen, const GenerateArgs& a, glassbox::GenerationRequest req) {
-  using namespace glassbox;
-  auto tmpl = ChatTemplate::from_model_dir(a.model_dir);
-  if (!tmpl.ok()) cli::fail("generate", tmpl.error());
-  ChatPromptRequest creq;
-  auto messages = read_messages(a.chat);
-  if (!messages.ok()) cli::fail("generate", messages.error());
-  creq.messages_json = std::move(messages).value();
+glassbox::ChatPromptRequest chat_request(const GenerateArgs& a, std::string messages_json) {
+  glassbox::ChatPromptRequest creq;
+  creq.messages_json = std::move(messages_json);
   if (a.add_generation_prompt) creq.add_generation_prompt = true;
   if (a.continue_final_message) creq.continue_final_message = true;
   creq.template_options.template_name = a.template_name;
   creq.source = "flag";
-  auto prompt = render_chat(*tmpl, gen.tokenizer(), creq);
+  return creq;
+}
+
+glassbox::ChatTemplate load_template(const GenerateArgs& a) {
+  auto tmpl = glassbox::ChatTemplate::from_model_dir(a.model_dir);
+  if (!tmpl.ok()) glassbox::cli::fail("generate", tmpl.error());
+  return std::move(tmpl).value();
+}
+
+// --chat FILE: the messages rendered by the model's own chat template, tokenized without adding special
+// tokens again, then generated from those ids; --json adds "chat" (template source, flags with sources,
+// the rendered prompt and its ids).
+void run_chat(GenerationSession& gen, const GenerateArgs& a, glassbox::GenerationRequest req) {
+  using namespace glassbox;
+  const ChatTemplate tmpl = load_template(a);
+  auto messages = read_messages(a.chat);
+  if (!messages.ok()) cli::fail("generate", messages.error());
+  auto prompt = render_chat(tmpl, gen.tokenizer(), chat_request(a, std::move(messages).value()));
   if (!prompt.ok()) cli::fail("generate", std::move(prompt).take_error().with_where(a.chat == "-" ? "stdin" : a.chat));
   SequenceInput in{prompt->text, prompt->ids, std::move(req)};
   auto r = gen.generate(in, [&](const std::string& text) {
@@ -112,6 +123,30 @@ void run_chat(GenerationSession& gen, const GenerateArgs& a, glassbox::Generatio
   std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
+// --chat with no file on a terminal: one user message per line ("> " on stderr), each reply streamed to
+// stdout and kept in the conversation, until end of input. A turn that fails is reported and dropped.
+void run_interactive(GenerationSession& gen, const GenerateArgs& a, const glassbox::GenerationRequest& req) {
+  using namespace glassbox;
+  const ChatTemplate tmpl = load_template(a);
+  nlohmann::json messages = nlohmann::json::array();
+  for (std::string line; std::cerr << "> " << std::flush, std::getline(std::cin, line);) {
+    if (line.empty()) continue;
+    messages.push_back({{"role", "user"}, {"content", line}});
+    auto prompt = render_chat(tmpl, gen.tokenizer(), chat_request(a, messages.dump()));
+    Result<GenerationResult> r = prompt.ok() ? gen.generate({prompt->text, prompt->ids, req}, [](const std::string& text) {
+      std::cout << text << std::flush;
+    }) : Result<GenerationResult>(std::move(prompt).take_error());
+    std::cout << "\n" << std::flush;
+    if (!r.ok()) {
+      std::cerr << "glassbox generate: " << r.error().to_string() << " (this turn is dropped)\n";
+      messages.erase(messages.end() - 1);
+      continue;
+    }
+    messages.push_back({{"role", "assistant"}, {"content", r->text}});
+  }
+  std::cerr << "\n";
+}
+
 }  // namespace
 
 void add_generate_command(CLI::App& app) {
@@ -125,7 +160,8 @@ void add_generate_command(CLI::App& app) {
   auto* chat = cmd->add_option("--chat", a->chat, "JSON file with a messages array ([{\"role\", \"content\"}], as OpenAI and "
                                "Hugging Face write it; - = stdin), rendered by the model's own chat template "
                                "(tokenizer_config.json chat_template or chat_template.jinja; none is an error) and "
-                               "tokenized without adding special tokens again");
+                               "tokenized without adding special tokens again; no file with stdin a terminal: an "
+                               "interactive chat, one user message per line")->expected(0, 1);
   cmd->add_flag("--continue-final-message", a->continue_final_message, "--chat: continue the last (assistant) "
                 "message instead of starting a new turn (default: when the last message's role is assistant, as "
                 "transformers' text-generation pipeline)")->needs(chat);
@@ -153,7 +189,7 @@ void add_generate_command(CLI::App& app) {
                   "glassbox.json generation.max_context, else config.json max_position_embeddings)");
   using glassbox::cli::SessionFlag;
   glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kThreads, SessionFlag::kPrecision});
-  cmd->callback([a, sample] {
+  cmd->callback([a, sample, chat] {
     using namespace glassbox;
     GenerationOptions opts;
     if (a->session.threads) opts.session.threads = *a->session.threads;
@@ -168,11 +204,16 @@ void add_generate_command(CLI::App& app) {
     }
     for (const auto& w : gen->warnings()) std::cerr << "glassbox generate: warning: " << w.what << " (fix: " << w.fix << ")\n";
     GenerationRequest req = request_from(*a, sample->count() > 0);
-    if (!a->chat.empty()) {
+    if (chat->count()) {
       if (!a->prompts.empty())
         cli::fail("generate", make_error(ErrorCode::kInvalidArgument, "prompt text given with --chat", "--chat",
                                          "give either prompts or --chat MESSAGES.json"));
-      return run_chat(*gen, *a, std::move(req));
+      if (!a->chat.empty()) return run_chat(*gen, *a, std::move(req));
+      if (a->json || !isatty(STDIN_FILENO))
+        cli::fail("generate", make_error(ErrorCode::kInvalidArgument, "--chat without a messages file", "--chat",
+                                         "give --chat MESSAGES.json (- = stdin); the interactive chat needs a "
+                                         "terminal on stdin and no --json"));
+      return run_interactive(*gen, *a, req);
     }
     if (a->prompts.empty())
       cli::fail("generate", make_error(ErrorCode::kInvalidArgument, "no prompt given", {},
