@@ -288,12 +288,14 @@ class TextGenerationPipeline(Pipeline):
             generated: Any = text
         elif p["messages"] is None:
             generated = p["prompt"] + text
-        else:  # transformers: the conversation with the reply appended (or the continued final message)
-            generated = [dict(m) for m in p["messages"]]
-            if p["chat"]["continue_final_message"]["value"]:
-                generated[-1]["content"] = generated[-1]["content"] + text
-            else:
-                generated.append({"role": "assistant", "content": text})
+        elif p["chat"]["continue_final_message"]["value"]:  # transformers: the final message continued
+            last = p["messages"][-1]
+            if not isinstance(last.get("content"), str):
+                raise InvalidInput("return_full_text=True continues the final message's content, which is not a str "
+                                   "here (fix: pass return_full_text=False)")
+            generated = list(p["messages"][:-1]) + [{"role": last["role"], "content": last["content"] + text}]
+        else:  # transformers: the conversation with the reply as a new assistant message
+            generated = list(p["messages"]) + [{"role": "assistant", "content": text}]
         out = {"generated_text": generated, "finish_reason": result["finish_reason"], "policy": result["policy"],
                "ids": result["ids"], "usage": result["usage"]}
         for key in ("stop_token", "stop_string"):
