@@ -131,6 +131,26 @@ class _Pipeline:
     def explain(self) -> Dict[str, Any]: ...
 
 
+class GenerationSession:
+    """A decoder model directory ready to generate: prefill() admits prompts, step() advances them by one token."""
+    def __init__(self, model_dir: Union[str, "PathLike[str]"], *, threads: int = 0, precision: Optional[str] = None,
+                 max_context: Optional[int] = None, kv_budget_bytes: Optional[int] = None) -> None:
+        """Loads MODEL_DIR (model.onnx, tokenizer.json, config.json, optional generation files)."""
+    @property
+    def model_dir(self) -> str: """The model directory."""
+    def explain(self) -> Dict[str, Any]: """As `glassbox generate --explain`."""
+    def resolve(self, **kwargs: Any) -> Dict[str, Any]: """The policy these arguments get, with sources."""
+    def render_chat(self, messages_json: str, add_generation_prompt: Optional[bool] = None,
+                    continue_final_message: Optional[bool] = None) -> Dict[str, Any]:
+        """Messages rendered by the model's chat template, tokenized without special tokens."""
+    def prefill(self, inputs: Sequence[Any], **kwargs: Any) -> Tuple[List[int], List[Dict[str, Any]]]:
+        """Admits prompts and runs them: (sequence ids, events)."""
+    def step(self, ids: Optional[Sequence[int]] = None) -> List[Dict[str, Any]]: """One token per active sequence."""
+    def active(self) -> List[int]: """Sequences not finished."""
+    def take_result(self, id: int) -> Dict[str, Any]: """The result of a finished sequence."""
+    def cancel(self, id: int) -> None: """Ends a sequence and frees it."""
+
+
 class _VisionPipeline:
     """glassbox::vision pipelines; use glassbox.pipeline()."""
     def __init__(self, model_dir: str, task: str, threads: int, opt_level: int) -> None: ...

@@ -1,12 +1,13 @@
 """glassbox.pipeline(): transformers-style text pipelines over glassbox::Pipeline."""
 
+import json
 import os
 from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
 from . import _glassbox
-from .errors import InvalidInput
+from .errors import InvalidInput, ModelError
 
 _TASKS = {"text-classification": "classify", "feature-extraction": "embed", "text-ranking": "classify",
           "sentence-similarity": "embed"}
@@ -251,15 +252,170 @@ def _vision_pipeline(task: str, directory: str, threads: int, opt_level: int) ->
     return cls(task, core)
 
 
+class TextGenerationPipeline(Pipeline):
+    """``pipeline("text-generation", MODEL_DIR)``: a decoder model directory (glassbox.GenerationSession) with
+    transformers' text-generation pipeline semantics. Every generation parameter comes back with its source
+    (argument > glassbox.json > generation_config.json > config.json > glassbox default) in ``policy``."""
+
+    @property
+    def session(self) -> Any:
+        """The glassbox.GenerationSession underneath (prefill/step for schedulers and power users)."""
+        return self._core
+
+    def explain(self) -> Dict[str, Any]:
+        """As ``glassbox generate --explain``: decoder, KV memory, the default policy with sources, glassbox's
+        defaults with reason and risk, load warnings."""
+        return self._core.explain()
+
+    @staticmethod
+    def _is_chat(x: Any) -> bool:
+        return isinstance(x, (list, tuple)) and len(x) > 0 and all(isinstance(m, dict) for m in x)
+
+    def _prepare(self, x: Any, chat_args: Dict[str, Any]) -> Dict[str, Any]:
+        if isinstance(x, str):
+            return {"input": x, "prompt": x, "messages": None, "chat": None}
+        if self._is_chat(x):
+            chat = self._core.render_chat(json.dumps(list(x), ensure_ascii=False), **chat_args)
+            return {"input": {"prompt_ids": chat["prompt_ids"], "chat": True}, "prompt": chat["prompt"],
+                    "messages": list(x), "chat": chat}
+        raise InvalidInput("text-generation input must be a str, a list of chat messages (dicts with 'role' and "
+                           f"'content'), or a list of those; got {type(x).__name__}")
+
+    @staticmethod
+    def _shape(p: Dict[str, Any], result: Dict[str, Any], return_full_text: bool) -> Dict[str, Any]:
+        text = result["text"]
+        if not return_full_text:
+            generated: Any = text
+        elif p["messages"] is None:
+            generated = p["prompt"] + text
+        elif p["chat"]["continue_final_message"]["value"]:  # transformers: the final message continued
+            last = p["messages"][-1]
+            if not isinstance(last.get("content"), str):
+                raise InvalidInput("return_full_text=True continues the final message's content, which is not a str "
+                                   "here (fix: pass return_full_text=False)")
+            generated = list(p["messages"][:-1]) + [{"role": last["role"], "content": last["content"] + text}]
+        else:  # transformers: the conversation with the reply as a new assistant message
+            generated = list(p["messages"]) + [{"role": "assistant", "content": text}]
+        out = {"generated_text": generated, "finish_reason": result["finish_reason"], "policy": result["policy"],
+               "ids": result["ids"], "usage": result["usage"]}
+        for key in ("stop_token", "stop_string"):
+            if key in result:
+                out[key] = result[key]
+        if p["chat"] is not None:
+            out["chat"] = {k: v for k, v in p["chat"].items() if k != "prompt_ids"}
+        return out
+
+    def _result(self, sequence_id: int) -> Dict[str, Any]:
+        result = self._core.take_result(sequence_id)
+        if result["finish_reason"] == "error":
+            err = ModelError(f"{self.model_dir}: generation failed: {result['error']} (fix: run `glassbox run "
+                             "--check-numerics` on this step's inputs to find the first node that produced it)")
+            err.code, err.what, err.where = "invalid model", result["error"], self.model_dir
+            raise err
+        return result
+
+    def __call__(self, inputs: Any, *, return_full_text: bool = True, stream: bool = False,
+                 continue_final_message: Optional[bool] = None, add_generation_prompt: Optional[bool] = None,
+                 max_new_tokens: Optional[int] = None, do_sample: Optional[bool] = None,
+                 temperature: Optional[float] = None, top_k: Optional[int] = None, top_p: Optional[float] = None,
+                 min_p: Optional[float] = None, repetition_penalty: Optional[float] = None, seed: Optional[int] = None,
+                 stop: Optional[Union[str, List[str]]] = None, stop_token_ids: Optional[List[int]] = None,
+                 skip_special_tokens: Optional[bool] = None) -> Any:
+        """Generates from a prompt string or a chat (a list of ``{"role", "content"}`` messages, rendered by the
+        model's own chat template, tokenized without adding special tokens again), or a list of those (one batch).
+
+        Returns ``[{"generated_text", "finish_reason", "policy", "ids", "usage"}]`` per input (a list of such lists
+        for a list of inputs), as transformers: ``return_full_text=True`` (default) gives the prompt followed by
+        the completion (a chat: the conversation with the assistant's reply appended, or the continued final
+        message), False the completion only. A chat ending in an assistant message is continued unless
+        ``continue_final_message=False`` (transformers' rule; ``chat`` in the result says which, with sources).
+        Unset (None) parameters come from the model's files, else glassbox's defaults (greedy, 256 new tokens).
+        ``stream=True`` (one input only) returns a TextGenerationStream: iterate it for the text pieces as they
+        become final; its ``result`` is the dict above once it is exhausted.
+        """
+        params = {"max_new_tokens": max_new_tokens, "do_sample": do_sample, "temperature": temperature,
+                  "top_k": top_k, "top_p": top_p, "min_p": min_p, "repetition_penalty": repetition_penalty,
+                  "seed": seed, "stop": stop, "stop_token_ids": stop_token_ids,
+                  "skip_special_tokens": skip_special_tokens}
+        if not isinstance(return_full_text, bool) or not isinstance(stream, bool):
+            raise InvalidInput("return_full_text and stream must be True or False")
+        chat_args = {"continue_final_message": continue_final_message, "add_generation_prompt": add_generation_prompt}
+        single = isinstance(inputs, str) or self._is_chat(inputs)
+        if not single and not (isinstance(inputs, (list, tuple)) and len(inputs) > 0):
+            raise InvalidInput("text-generation input must be a str, a list of chat messages, or a non-empty list "
+                               f"of those; got {type(inputs).__name__}")
+        prepared = [self._prepare(x, chat_args) for x in ([inputs] if single else inputs)]
+        if stream:
+            if not single:
+                raise InvalidInput("stream=True takes one prompt or one chat, not a list")
+            return TextGenerationStream(self, prepared[0], params, return_full_text)
+        ids, _ = self._core.prefill([p["input"] for p in prepared], **params)
+        try:
+            mine = set(ids)
+            while True:  # only these sequences: a stream of this pipeline may be in flight too
+                active = [i for i in self._core.active() if i in mine]
+                if not active:
+                    break
+                self._core.step(active)
+            results = [self._result(i) for i in ids]
+        finally:
+            for i in ids:
+                self._core.cancel(i)
+        shaped = [[self._shape(p, r, return_full_text)] for p, r in zip(prepared, results)]
+        return shaped[0] if single else shaped
+
+
+class TextGenerationStream:
+    """The iterator ``TextGenerationPipeline(..., stream=True)`` returns: text pieces as they become final
+    (a character split across tokens waits for its last byte; a possible stop string waits until decided).
+    ``result`` is the pipeline's result dict once the iteration is over (None before)."""
+
+    def __init__(self, owner: TextGenerationPipeline, prepared: Dict[str, Any], params: Dict[str, Any],
+                 return_full_text: bool) -> None:
+        self._owner, self._prepared, self._return_full_text = owner, prepared, return_full_text
+        self.result: Optional[Dict[str, Any]] = None
+        ids, events = owner.session.prefill([prepared["input"]], **params)
+        self._id = ids[0]
+        self._pending = [e for e in events if e["text"]]
+        self._done = any(e["finish_reason"] for e in events)
+
+    def __iter__(self) -> "TextGenerationStream":
+        return self
+
+    def __next__(self) -> str:
+        while not self._pending:
+            if self._done:
+                if self.result is None:
+                    try:
+                        r = self._owner._result(self._id)
+                    finally:
+                        self._owner.session.cancel(self._id)
+                    self.result = self._owner._shape(self._prepared, r, self._return_full_text)
+                raise StopIteration
+            events = self._owner.session.step([self._id])
+            self._pending = [e for e in events if e["text"]]
+            self._done = any(e["finish_reason"] for e in events)
+        return self._pending.pop(0)["text"]
+
+    def __del__(self) -> None:
+        if self.result is None and getattr(self, "_owner", None) is not None and hasattr(self, "_id"):
+            try:
+                self._owner.session.cancel(self._id)  # abandoned mid-way: free its KV cache
+            except Exception:  # noqa: BLE001 - interpreter shutdown may have torn the module down
+                pass
+
+
 def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = None, *, threads: int = 0,
              opt_level: int = 2, truncation: Optional[str] = None,
              batch_size: Optional[int] = None,
              precision: Optional[str] = None,
              weights_cache: Optional[Union[str, "os.PathLike[str]"]] = None
              ) -> Union[TextClassificationPipeline, FeatureExtractionPipeline, "TextRankingPipeline",
-                                 "SentenceSimilarityPipeline"]:
+                                 "SentenceSimilarityPipeline", "TextGenerationPipeline"]:
     """Loads a text or image pipeline, like ``transformers.pipeline(task, model=...)``.
 
+    ``"text-generation"`` takes a decoder model directory (required) and ``threads``/``precision``
+    (see TextGenerationPipeline and GenerationSession).
     Image tasks: ``"image-classification"``, ``"image-feature-extraction"`` and ``"ocr"`` take a model
     directory (required) and ``threads``/``opt_level``; the other arguments are text settings.
 
@@ -275,12 +431,18 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
     "int8-dynamic"``) and weights_cache (None: glassbox.json's, else off; a directory where the packed
     weights are kept so later loads map them) are the same settings as ``glassbox classify`` flags.
     """
+    if task == "text-generation":
+        if model_dir is None:
+            raise InvalidInput("pipeline('text-generation') needs a decoder model directory (there is no embedded one)")
+        core = _glassbox.GenerationSession(os.fspath(model_dir), threads=threads, precision=precision)
+        return TextGenerationPipeline(task, core)
     if task in _VISION_TASKS:
         if model_dir is None:
             raise InvalidInput(f"pipeline({task!r}) needs a model directory (there is no embedded image model)")
         return _vision_pipeline(task, os.fspath(model_dir), threads, opt_level)
     if task not in _TASKS:
-        raise InvalidInput(f"task {task!r} is not one of {sorted(list(_TASKS) + list(_VISION_TASKS))}")
+        raise InvalidInput(f"task {task!r} is not one of "
+                           f"{sorted(list(_TASKS) + list(_VISION_TASKS) + ['text-generation'])}")
     directory = default_model_dir() if model_dir is None else os.fspath(model_dir)
     cache = None if weights_cache is None else os.fspath(weights_cache)
     core = _glassbox._Pipeline(directory, threads, opt_level, truncation, batch_size, precision, cache)

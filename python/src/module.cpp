@@ -7,6 +7,8 @@
 
 namespace glassbox::py_binding {
 
+void bind_generation(py::module_& m);  // generation_py.cpp
+
 void raise_error(const Error& e) {
   py::object errors = py::module_::import("glassbox.errors");
   py::object cls = errors.attr("_class_for_code")(error_code_name(e.code));
@@ -82,6 +84,7 @@ PYBIND11_MODULE(_glassbox, m) {
   bind_session(m);
   bind_pipeline(m);
   bind_vision(m);
+  bind_generation(m);
   m.def("default_model_dir", &glassbox::default_model_dir,
         "The C++ default model lookup: <executable dir>/../share/glassbox/models/langid (an installed layout), "
         "else the source tree's models/langid compiled into the library (glassbox::find_default_model).");

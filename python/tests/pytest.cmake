@@ -6,7 +6,8 @@
 # (the interpreter itself keeps memory at exit); the leak test watches RSS instead, with a
 # small quarantine so that freed memory is reused quickly (docs/ARCHITECTURE.md, Python).
 set(GLASSBOX_PYTEST_ENV PYTHONPATH=${CMAKE_CURRENT_BINARY_DIR} GLASSBOX_CLI=$<TARGET_FILE:glassbox>
-    GLASSBOX_BUILD_DIR=${PROJECT_BINARY_DIR} PYTHONDONTWRITEBYTECODE=1)
+    GLASSBOX_BUILD_DIR=${PROJECT_BINARY_DIR} GLASSBOX_DECODER_MODELS=${PROJECT_BINARY_DIR}/tests/generation/models
+    PYTHONDONTWRITEBYTECODE=1)
 if(GLASSBOX_SANITIZE MATCHES "address")
   execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so OUTPUT_VARIABLE GLASSBOX_LIBASAN
                   OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -20,4 +21,4 @@ add_test(NAME python_pytest
          COMMAND ${CMAKE_COMMAND} -E env ${GLASSBOX_PYTEST_ENV}
                  ${Python_EXECUTABLE} -m pytest -q -p no:cacheprovider -rs ${CMAKE_CURRENT_SOURCE_DIR}/tests)
 # COST: start it among the first (it is registered last and runs ~3 min under ASan; last, it ran alone).
-set_tests_properties(python_pytest PROPERTIES FIXTURES_REQUIRED tokenizer_goldens TIMEOUT 1500 LABELS python COST 1000)
+set_tests_properties(python_pytest PROPERTIES FIXTURES_REQUIRED "tokenizer_goldens;decoder_models" TIMEOUT 1500 LABELS python COST 1000)

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "glassbox/chat_prompt.h"
 #include "glassbox/generation.h"
 
 namespace glassbox::generation {
@@ -15,5 +16,8 @@ nlohmann::ordered_json result_json(const GenerationResult& result, const Decoder
 // What `glassbox generate --explain` prints: the decoder, KV memory, the default policy with
 // sources, glassbox's defaults with reason and risk, the load-time warnings.
 nlohmann::ordered_json explain_json(const GenerationSession& session);
+// A chat prompt (`glassbox generate --chat --json`'s "chat"): template_source, template_name,
+// add_generation_prompt and continue_final_message {value, source}, prompt, prompt_ids.
+nlohmann::ordered_json chat_json(const ChatPrompt& prompt);
 
 }  // namespace glassbox::generation

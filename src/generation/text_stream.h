@@ -1,6 +1,10 @@
-// Generated ids -> text that is final: bytes of a character not yet complete (a trailing U+FFFD
-// from the decoder) and a tail that could still become a stop string are held back until the next
-// token decides them; a stop string ends the text before it.
+// Generated ids -> text that is final, decoded incrementally: each token decodes only a bounded
+// window of ids (Hugging Face tokenizers' DecodeStream / TGI's "prefix offset, read offset"), never
+// all ids again. The window holds the tokens since the emission before last, so a decoder that
+// depends on its neighbour (a Metaspace leading space, a byte sequence) sees the same context as a
+// full decode. Bytes of a character not yet complete (a trailing U+FFFD) and a tail that could
+// still become a stop string are held back until the next token decides them; a stop string ends
+// the text before it. The pieces add up to the decoding of all ids.
 #pragma once
 
 #include <cstdint>
@@ -21,14 +25,22 @@ class TextStream {
   std::string finish();
   const std::optional<std::string>& stop_string() const { return stop_; }
   const std::string& text() const { return emitted_; }  // all final text so far
+  // Ids the last push decoded (bounded by the tokens of two emissions, not by the output's length).
+  size_t window_size() const { return window_.size(); }
 
  private:
+  // Hands out pending_ up to the earliest stop string, keeping a tail that may begin one (unless final).
+  std::string release(bool final);
+
   const Tokenizer* tokenizer_;
   bool skip_special_;
   std::vector<std::string> stops_;
-  std::vector<uint32_t> ids_;
-  std::string decoded_;   // the decoding of ids_ (re-decoded whole at each push)
-  std::string emitted_;   // prefix of decoded_ handed out
+  std::vector<uint32_t> window_;  // ids decoded at each push
+  size_t prefix_ids_ = 0;         // window_[0, prefix_ids_) is context whose text was already taken
+  std::string prefix_;            // the decoding of that context
+  std::string decoded_;           // the decoding of window_ at the last push
+  std::string pending_;           // complete text not yet handed out (it may begin a stop string)
+  std::string emitted_;           // all text handed out
   std::optional<std::string> stop_;
 };
 
