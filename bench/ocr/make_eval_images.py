@@ -2,7 +2,7 @@
 """Renders the OCR evaluation set (bench/ocr/evaluate.js) with ImageMagick (/usr/bin/convert) and Debian's
 fonts: Latin text in DejaVu Sans/Serif/Mono and Chinese text in WenQuanYi Micro Hei, at several sizes, in
 classes that stress different stages: clean, rotated +-5 degrees, upside down (the angle classifier), and
-noisy (Gaussian noise, blur, then JPEG quality 25). Ground truth is the text drawn. Writes
+noisy (Gaussian noise with a fixed seed, blur, then JPEG quality 25). Ground truth is the text drawn. Writes
 OUT_DIR/<name>.<png|jpg> and OUT_DIR/truth.json ({name: {"file", "class", "lines"}}).
 Lines are listed top to bottom as they stand on the image: on an upside-down page the last line drawn is on
 top (a line-level pipeline turns each line upright but has no page-orientation model to reorder them).
@@ -31,7 +31,7 @@ CLASSES = {
     "rot+5": (["-background", "white", "-rotate", "5"], "png"),
     "rot-5": (["-background", "white", "-rotate", "-5"], "png"),
     "upside_down": (["-rotate", "180"], "png"),
-    "noisy_jpeg": (["-attenuate", "1.0", "+noise", "Gaussian", "-blur", "0x0.6", "-quality", "25"], "jpg"),
+    "noisy_jpeg": (["-seed", "31", "-attenuate", "1.0", "+noise", "Gaussian", "-blur", "0x0.6", "-quality", "25"], "jpg"),
 }
 
 
