@@ -14,6 +14,7 @@ import requests
 
 from conftest import GLASSBOX, SLOW
 from test_generation import PROMPT, SHORT, completion, decoders  # noqa: F401 (decoders: the fixture)
+from test_grpc import pb  # noqa: F401 (the fixture: stubs generated from inference.proto)
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +114,36 @@ def test_metadata_lists_text_input_and_text_output(oip_gen_server):
     m = r.json()
     assert m["inputs"] == [{"name": "text_input", "datatype": "BYTES", "shape": [-1]}]
     assert m["outputs"] == [{"name": "text_output", "datatype": "BYTES", "shape": [-1]}]
+
+
+def test_grpc_and_binary_rest_take_the_same_path(pb, decoders):  # noqa: F811
+    """gRPC ModelInfer and the REST binary extension reach the same worker: same greedy text as JSON REST."""
+    from test_grpc import GrpcServer, bytes_raw, grpc_outputs, http_binary_infer
+    s = GrpcServer(pb, [os.path.join(decoders, "llama_tiny"), "--threads", "1"])
+    try:
+        pb2 = s.pb2
+        want = infer(s.http, [PROMPT], {"max_tokens": 6, "temperature": 0})
+        assert want.status_code == 200, want.text
+        text = want.json()["outputs"][0]["data"][0]
+        assert text
+        meta = s.stub.ModelMetadata(pb2.ModelMetadataRequest(name="llama_tiny"), timeout=30)
+        assert [(t.name, t.datatype, list(t.shape)) for t in meta.inputs] == [("text_input", "BYTES", [-1])]
+        assert [(t.name, t.datatype, list(t.shape)) for t in meta.outputs] == [("text_output", "BYTES", [-1])]
+        T = pb2.ModelInferRequest.InferInputTensor
+        req = pb2.ModelInferRequest(model_name="llama_tiny", inputs=[
+            T(name="text_input", datatype="BYTES", shape=[1], contents=pb2.InferTensorContents(bytes_contents=[PROMPT.encode()]))])
+        req.parameters["max_tokens"].int64_param = 6
+        req.parameters["temperature"].double_param = 0.0
+        resp = s.stub.ModelInfer(req, timeout=120 * SLOW)
+        out = grpc_outputs(resp)
+        assert out["text_output"][:2] == ("BYTES", [1]) and out["text_output"][2] == bytes_raw([text.encode()])
+        assert json.loads(resp.parameters["policy"].string_param)["max_new_tokens"] == [6, "request"]
+        _, binary = http_binary_infer(s.http, "llama_tiny", [("text_input", "BYTES", [1], bytes_raw([PROMPT.encode()]))],
+                                      ["text_output"])
+        # No parameters: the model's declared policy (greedy: its generation_config does not sample) on both.
+        plain = infer(s.http, [PROMPT])
+        assert plain.status_code == 200, plain.text
+        assert binary["text_output"] == ("BYTES", [1], bytes_raw([plain.json()["outputs"][0]["data"][0].encode()]))
+        assert json.loads(plain.headers["X-Glassbox-Policy"])["do_sample"][0] is False
+    finally:
+        s.stop()
