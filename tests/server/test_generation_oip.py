@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from conftest import GLASSBOX, SLOW
-from test_generation import PROMPT, SHORT, completion, decoders  # noqa: F401 (decoders: the fixture)
+from test_generation import PROMPT, SHORT, completion, decoders, metric, scrape  # noqa: F401 (decoders: the fixture)
 from test_grpc import pb  # noqa: F401 (the fixture: stubs generated from inference.proto)
 
 
@@ -87,6 +87,7 @@ def test_parameters_map_onto_the_policy(oip_gen_server):
 
 
 def test_refusals_in_oip_shape(oip_gen_server):
+    ended_before = metric(scrape(oip_gen_server), "glassbox_generation_requests_total", model="llama_tiny", finish_reason="client_gone")
     cases = [
         (infer(oip_gen_server, [PROMPT], name="text"), "text_input"),
         (infer(oip_gen_server, [1, 2], datatype="INT64"), "not BYTES"),
@@ -95,6 +96,8 @@ def test_refusals_in_oip_shape(oip_gen_server):
         (infer(oip_gen_server, [PROMPT], {"max_tokens": 4, "max_new_tokens": 5}), "differ"),
         (infer(oip_gen_server, [PROMPT], {"max_tokens": 500}), "max_context 256"),
         (infer(oip_gen_server, [SHORT, PROMPT], {"max_tokens": 500}), "max_context 256"),
+        # The first prompt fits and is queued, the second can never fit: the answer is the refusal, not a partial output.
+        (infer(oip_gen_server, [SHORT, PROMPT * 4], {"max_tokens": 230}), "max_context 256"),
     ]
     for r, needle in cases:
         assert r.status_code == 400, r.text
@@ -104,8 +107,10 @@ def test_refusals_in_oip_shape(oip_gen_server):
             "outputs": [{"name": "logits"}]}
     r = requests.post(oip_gen_server.url("/v2/models/llama_tiny/infer"), json=body, timeout=30)
     assert r.status_code == 400 and "no output 'logits'" in r.json()["error"]
-    # The server still answers after the refusals (a refused [N] request leaves nothing queued).
+    # The server still answers after the refusals, and the prompt queued before its sibling was refused was ended.
     assert infer(oip_gen_server, [SHORT], {"max_tokens": 2}).status_code == 200
+    ended = metric(scrape(oip_gen_server), "glassbox_generation_requests_total", model="llama_tiny", finish_reason="client_gone")
+    assert ended == ended_before + 1
 
 
 def test_metadata_lists_text_input_and_text_output(oip_gen_server):
