@@ -43,25 +43,7 @@ HttpResponse openai_error(int status, const std::string& message, const std::str
   return res;
 }
 
-// The worker's refusal (queue full, KV budget, too long, draining) in the route's protocol.
-HttpResponse refusal_response(const GenerationRefusal& r) {
-  HttpResponse res = openai_error(r.status, r.message, r.param, r.code);
-  if (r.retry_after_s > 0) {
-    res.refusal->retry_after_s = r.retry_after_s;
-    res.headers.emplace_back("Retry-After", std::to_string(r.retry_after_s));
-  }
-  return res;
-}
-
-// --- the policy echo --------------------------------------------------------------------------------
-
-// X-Glassbox-Policy: {"field": [value, "source"], ...} on one line, ASCII only.
-std::string policy_header(const GenerationPolicy& p) {
-  const ojson full = generation::policy_json(p);
-  ojson compact;
-  for (const auto& [k, v] : full.items()) compact[k] = ojson::array({v["value"], v["source"]});
-  return compact.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace);
-}
+HttpResponse refusal_response(const GenerationRefusal& r) { return generation_refusal_response(r); }
 
 // The "glassbox" object of a final body/chunk: finish details, timings, KV reservation, policy.
 ojson glassbox_object(const GenerationResult& r, const GenerationOutcome& o, const DecoderInfo& d) {
@@ -533,6 +515,22 @@ void tgi_generate_route(ServerContext& ctx, HttpRequest&& req, bool stream_route
 }
 
 }  // namespace
+
+HttpResponse generation_refusal_response(const GenerationRefusal& r) {
+  HttpResponse res = openai_error(r.status, r.message, r.param, r.code);
+  if (r.retry_after_s > 0) {
+    res.refusal->retry_after_s = r.retry_after_s;
+    res.headers.emplace_back("Retry-After", std::to_string(r.retry_after_s));
+  }
+  return res;
+}
+
+std::string policy_header(const GenerationPolicy& p) {
+  const ojson full = generation::policy_json(p);
+  ojson compact;
+  for (const auto& [k, v] : full.items()) compact[k] = ojson::array({v["value"], v["source"]});
+  return compact.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace);
+}
 
 GB_ROUTE_HANDLER(openai_chat_completions) { openai_completion(ctx, std::move(req), true, std::move(respond)); (void)params; }
 GB_ROUTE_HANDLER(openai_completions) { openai_completion(ctx, std::move(req), false, std::move(respond)); (void)params; }

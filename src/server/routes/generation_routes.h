@@ -8,9 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "glassbox/generation.h"
+#include "server/generation/generation_worker.h"
 #include "server/routes/router.h"
 
 namespace glassbox::server {
+
+// The worker's refusal (queue full, KV budget, too long, draining) as a refusal with the status
+// the generation rule chose and its code as the detail; the route table renders it per protocol.
+HttpResponse generation_refusal_response(const GenerationRefusal& r);
+// X-Glassbox-Policy: {"field": [value, "source"], ...} on one line, ASCII only.
+std::string policy_header(const GenerationPolicy& p);
 
 // The handlers (openai_chat_completions, openai_completions, openai_models, tgi_generate,
 // tgi_generate_stream) are declared with the route table's in router.h.

@@ -1,6 +1,6 @@
 // Open Inference Protocol (KServe v2) REST: server and model metadata, health, readiness,
 // infer (tensor models, text models through a BYTES input named "text", image and OCR models through
-// a BYTES input named "image"), explain.
+// a BYTES input named "image", generation models through "text_input" -> "text_output"), explain.
 #include <algorithm>
 
 #include "diag/explain.h"
@@ -8,6 +8,7 @@
 #include "server/codec/image_body.h"
 #include "server/codec/oip_codec.h"
 #include "server/routes/image_routes.h"
+#include "server/routes/oip_generate.h"
 #include "server/routes/oip_infer.h"
 #include "server/routes/router.h"
 
@@ -65,6 +66,8 @@ void rest_answer(const Responder& respond, const LoadedModel& m, const InferRequ
   auto r = encode_infer_response(m.name, m.version, req.id, parameters, outs, binary);
   if (!r.ok()) return respond(error_response(r.error(), nullptr));
   add_truncation_header(*r, dropped);
+  if (auto p = parameters.find("policy"); m.kind == ModelKind::kGeneration && p != parameters.end() && p->is_string())
+    r->headers.emplace_back("X-Glassbox-Policy", p->get<std::string>());  // the effective generation policy
   respond(std::move(r).value());
 }
 
@@ -330,6 +333,24 @@ void infer_tensor(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, Infe
   submit_work(ctx, std::move(item), respond);
 }
 
+// Generation models: text_input -> text_output through the model's GenerationWorker (oip_generate.h).
+// The answer names the model by a copy of its identity: the jobs must not own the model (their last
+// reference would stop the worker from its own thread).
+void infer_generation(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferRequest req, const Responder& respond,
+                      const HttpRequest& http, InferAnswer done) {
+  if (Status st = check_outputs_exist(*m, req); !st.ok()) return respond(error_response(st.error(), nullptr));
+  auto named = std::make_shared<LoadedModel>();
+  named->name = m->name;
+  named->version = m->version;
+  named->kind = m->kind;
+  named->outputs = m->outputs;
+  auto shared_req = std::make_shared<InferRequest>(std::move(req));
+  infer_generate(ctx, std::move(m), *shared_req, respond, http,
+                 [respond, done = std::move(done), named, shared_req](std::vector<OipTensor> outs, const nlohmann::json& params) {
+                   answer(respond, done, *named, *shared_req, std::move(outs), params, 0);
+                 });
+}
+
 // OIP request parameters Triton clients send: "timeout" (microseconds) and "priority" (1 = high).
 Status read_scheduling_parameters(const InferRequest& req, RequestMeta& meta) {
   meta.id = req.id;
@@ -348,12 +369,9 @@ Status read_scheduling_parameters(const InferRequest& req, RequestMeta& meta) {
 
 void submit_infer(ServerContext& ctx, const HttpRequest& http, std::shared_ptr<const LoadedModel> m, InferRequest req,
                   const Responder& respond, InferAnswer done) {
-  if (m->kind == ModelKind::kGeneration)
-    return respond(refuse(RefusalCode::kInvalidRequest,
-                          "model '" + m->name + "' is a generation model: OIP infer (text_input -> text_output) is not "
-                          "served for it yet; use POST /v1/completions, /v1/chat/completions or /generate"));
   if (ctx.draining.load()) return respond(draining_refusal());
   if (Status st = read_scheduling_parameters(req, *http.meta); !st.ok()) return respond(error_response(st.error(), nullptr));
+  if (m->kind == ModelKind::kGeneration) return infer_generation(ctx, std::move(m), std::move(req), respond, http, std::move(done));
   if (m->takes_images()) return infer_image(ctx, std::move(m), std::move(req), respond, http, std::move(done));
   if (m->kind == ModelKind::kText) return infer_text(ctx, std::move(m), std::move(req), respond, http, std::move(done));
   infer_tensor(ctx, std::move(m), std::move(req), respond, http, std::move(done));
