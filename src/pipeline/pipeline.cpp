@@ -273,8 +273,7 @@ Result<std::vector<NamedTensor>> run_batch_as(const Pipeline::Impl& p, const std
 }
 
 Result<std::vector<NamedTensor>> run_batch(const Pipeline::Impl& p, const std::vector<EncodedText>& batch, BatchStats* stats) {
-  // A multi-vector query's expansion positions have attention 0 but are outputs: never cut away (padded run).
-  return run_batch_as(p, batch, p.decisions.unpadded_batches && !p.decisions.multi_vector, stats);
+  return run_batch_as(p, batch, p.decisions.unpadded_batches, stats);  // false for a multi-vector head (Pipeline::load)
 }
 
 // Whether run_unpadded gives the padded result for this model: a 2-text probe batch (a
@@ -457,7 +456,13 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
                               !files.glassbox["unpadded_batches"].is_null();
   auto impl = std::make_unique<Impl>(Impl{std::move(files), std::move(tok).value(), std::move(session).value(),
                                           std::move(decisions), std::move(derivations)});
-  if (!unpad_declared) {
+  if (impl->decisions.multi_vector) {  // whatever glassbox.json says: see run_batch
+    impl->decisions.unpadded_batches = false;
+    auto& rows = impl->derivations;  // a glassbox.json declaration gives way: the row says why
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [](const Derivation& r) { return r.field == "unpadded_batches"; }), rows.end());
+    impl->derivations.push_back({"unpadded_batches", "false",
+                                 "multi-vector head: a query's expansion positions (attention 0) are outputs, so batches run padded"});
+  } else if (!unpad_declared) {
     bool on = false;
     GB_ASSIGN_OR_RETURN(std::string why, probe_unpadded(*impl, on));
     impl->decisions.unpadded_batches = on;

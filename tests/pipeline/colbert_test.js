@@ -107,7 +107,8 @@ function explainChecks() {
         rows.multi_vector_query_length.value === '16' && rows.multi_vector_document_length.value === '24' &&
         rows.multi_vector_query_expansion.value === 'true' && rows.multi_vector_attend_to_expansion.value === 'false' &&
         rows.multi_vector_expansion_token.value.startsWith('[MASK]') && rows.multi_vector_skiplist.value.startsWith('32 words') &&
-        rows.multi_vector_score.value.startsWith('MaxSim') && !rows.pooling,
+        rows.multi_vector_score.value.startsWith('MaxSim') && !rows.pooling &&
+        rows.unpadded_batches.value === 'false' && rows.unpadded_batches.source.startsWith('multi-vector head'),
         `explain colbert_pylate: the head from modules.json and config_sentence_transformers.json ${JSON.stringify(rows).slice(0, 300)}`);
   rows = explainRows(path.join(DIR, 'colbert_no_expansion'));
   check(!rows.error && rows.multi_vector_query_length.value === '32' && rows.multi_vector_query_length.source.startsWith('default: PyLate') &&
