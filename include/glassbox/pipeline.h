@@ -52,6 +52,23 @@ struct SparseHead {
   int64_t top_k = 0;                 // 0 = every nonzero entry
 };
 
+// A multi-vector (ColBERT-style late interaction) head, as PyLate publishes it: the Transformer's
+// token vectors through per-token Dense layers, L2-normalized per token. Queries and documents are
+// encoded differently: a prefix token inserted after the first token ([CLS]), their own lengths,
+// queries padded to query_length with the expansion token (attention 0 unless attend_to_expansion,
+// every position kept), documents without the skiplist's tokens (punctuation) and padding.
+struct MultiVectorHead {
+  std::optional<uint32_t> query_prefix_id, document_prefix_id;  // nullopt: no prefix ("" declared)
+  std::string query_prefix = "[Q] ", document_prefix = "[D] ";   // the prefix tokens (explain)
+  int64_t query_length = 32, document_length = 180;              // tokens, the prefix included
+  bool query_expansion = true;       // pad queries to query_length with expansion_id, keep every position
+  bool attend_to_expansion = false;  // expansion positions get attention mask 1
+  uint32_t expansion_id = 0;         // the tokenizer's mask token
+  std::string expansion_token;       // its text (Encoding::tokens)
+  std::vector<uint32_t> skiplist_ids;  // document tokens left out (PyLate skiplist_words, as tokens)
+  std::vector<DenseLayer> dense;     // per token, in order (modules.json pylate.models.Dense.Dense)
+};
+
 // The decisions a pipeline runs with (glassbox.json's fields).
 struct PipelineDecisions {
   PipelineTask task = PipelineTask::kClassify;
@@ -78,6 +95,8 @@ struct PipelineDecisions {
   bool unpadded_batches = false;
   // embed: a sparse head (modules.json SpladePooling, or glassbox.json "sparse"); nullopt = dense vectors.
   std::optional<SparseHead> sparse;
+  // embed: a multi-vector head (PyLate ColBERT layout, or glassbox.json "multi_vector"); nullopt = one vector per text.
+  std::optional<MultiVectorHead> multi_vector;
 };
 
 // How one decision was reached: "glassbox.json", "config.json id2label", ...
@@ -121,6 +140,9 @@ struct PipelineInput {
   // decisions().prompts or literally; at most one of the two. Neither: default_prompt_name.
   std::optional<std::string> prompt_name = std::nullopt;
   std::optional<std::string> prompt = std::nullopt;
+  // Multi-vector models (decisions().multi_vector): encode as a query (query prefix, query_length,
+  // expansion) instead of a document (document prefix, document_length, skiplist).
+  bool query = false;
 };
 
 struct LabelScore {
@@ -140,6 +162,8 @@ struct Embedding {
   std::vector<float> vector;
   // Sparse models (decisions().sparse): vector[i] is the weight of vocabulary id indices[i], ids ascending.
   std::vector<uint32_t> indices;
+  // Multi-vector models: vector holds `vectors` rows (one per kept token), row-major.
+  int64_t vectors = 0;
   int64_t tokens = 0;
   int64_t tokens_dropped = 0;
 };
@@ -149,6 +173,7 @@ struct EncodedText {
   Encoding encoding;
   int64_t tokens_dropped = 0;
   int64_t prompt_tokens = 0;  // leading positions pooling leaves out (include_prompt false; 0 otherwise)
+  bool query = false;         // multi-vector: encoded as a query (PipelineInput::query)
 };
 
 // Per-call embedding options (the server's and CLI's request fields).
@@ -246,6 +271,11 @@ Result<std::vector<Classification>> max_over_windows(std::vector<Classification>
                                                      const std::vector<size_t>& source, size_t inputs);
 Result<std::vector<RankedDocument>> rerank(const Pipeline& pipeline, const std::string& query,
                                            const std::vector<std::string>& documents, const RerankOptions& options = {});
+
+// Late interaction (ColBERT's MaxSim, as PyLate's colbert_scores computes it): for each query row, the
+// largest dot product with any document row, summed over the query rows (float64). The rows are the
+// multi-vector head's L2-normalized token vectors, so each dot product is their cosine. Sizes: rows x dim.
+Result<double> max_sim(const std::vector<float>& query, const std::vector<float>& document, int64_t dim);
 
 // The similarity of two vectors as sentence-transformers defines `similarity_fn_name`
 // (decisions().similarity): "cosine" (the dot of a / max(|a|, 1e-12) and b / max(|b|, 1e-12)), "dot", "euclidean"

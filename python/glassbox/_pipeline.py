@@ -95,15 +95,18 @@ class TextClassificationPipeline(Pipeline):
 class FeatureExtractionPipeline(Pipeline):
     """``pipeline("feature-extraction")``: one vector per text, pooled as the model directory declares.
     A sparse (SPLADE) model (``output == "sparse"``) gives ``{"indices": int64 [k], "values": float32 [k]}``
-    per text: its nonzero vocabulary weights, indices ascending."""
+    per text: its nonzero vocabulary weights, indices ascending. A multi-vector (ColBERT) model
+    (``output == "multi_vector"``) gives a float32 array [kept tokens, dim] of unit vectors per text; ``query=True``
+    encodes the texts as queries (docs/retrieval.md "Multi-vector embeddings")."""
 
     @property
     def output(self) -> str:
-        """``"dense"`` or ``"sparse"`` (a SpladePooling module or glassbox.json ``sparse``; see explain())."""
+        """``"dense"``, ``"sparse"`` (a SpladePooling module or glassbox.json ``sparse``) or ``"multi_vector"``
+        (PyLate's ColBERT layout or glassbox.json ``multi_vector``); see explain()."""
         return self._core.output
 
     def __call__(self, inputs: Union[str, List[str]], prompt_name: Optional[str] = None,
-                 dimensions: Optional[int] = None) -> Any:
+                 dimensions: Optional[int] = None, query: bool = False) -> Any:
         """Embeds one text (float32 array [dim]) or a list of texts (float32 array [n, dim]); a sparse model:
         one ``{"indices", "values"}`` dict, or a list of them.
 
@@ -114,7 +117,7 @@ class FeatureExtractionPipeline(Pipeline):
         ``dimensions``: Matryoshka, keep the first N values, then normalize when the model normalizes.
         """
         texts, single = self._as_list(inputs)
-        vectors, _, _ = self._core.embed(texts, prompt_name, dimensions)
+        vectors, _, _ = self._core.embed(texts, prompt_name, dimensions, query)
         if self.output == "sparse":
             vectors = [{"indices": idx, "values": val} for idx, val in vectors]
         return vectors[0] if single else vectors

@@ -105,11 +105,13 @@ void bind_pipeline(py::module_& m) {
              return out;
            })
       .def_property_readonly("output", [](const PyPipeline& p) {
-        return p.pipeline->decisions().sparse ? "sparse" : "dense";
+        return p.pipeline->decisions().sparse ? "sparse" : p.pipeline->decisions().multi_vector ? "multi_vector" : "dense";
       })
       .def("embed",
-           [](const PyPipeline& self, const py::handle& texts, const py::handle& prompt_name, const py::handle& dimensions) -> py::tuple {
+           [](const PyPipeline& self, const py::handle& texts, const py::handle& prompt_name, const py::handle& dimensions,
+              bool query) -> py::tuple {
              std::vector<PipelineInput> in = parse_texts(texts);
+             for (auto& t : in) t.query = query;  // multi-vector models only (others refuse it by name)
              EmbedOptions options;
              if (!dimensions.is_none()) options.dimensions = as_int(dimensions, "dimensions", 1, 1 << 30);
              if (!prompt_name.is_none())
@@ -134,6 +136,18 @@ void bind_pipeline(py::module_& m) {
                }
                return py::make_tuple(rows, tokens, dropped);
              }
+             if (self.pipeline->decisions().multi_vector) {  // one float32 [kept tokens, dim] per text
+               py::list rows, tokens, dropped;
+               for (const auto& e : embs) {
+                 const py::ssize_t n = e.vectors, d = e.vectors > 0 ? static_cast<py::ssize_t>(e.vector.size()) / e.vectors : 0;
+                 py::array_t<float> m({n, d});
+                 std::copy(e.vector.begin(), e.vector.end(), m.mutable_data());
+                 rows.append(m);
+                 tokens.append(e.tokens);
+                 dropped.append(e.tokens_dropped);
+               }
+               return py::make_tuple(rows, tokens, dropped);
+             }
              const size_t dim = embs.empty() ? 0 : embs[0].vector.size();
              for (const auto& e : embs)
                if (e.vector.size() != dim)
@@ -148,7 +162,7 @@ void bind_pipeline(py::module_& m) {
              }
              return py::make_tuple(vectors, tokens, dropped);
            },
-           py::arg("texts"), py::arg("prompt_name") = py::none(), py::arg("dimensions") = py::none())
+           py::arg("texts"), py::arg("prompt_name") = py::none(), py::arg("dimensions") = py::none(), py::arg("query") = false)
       .def_property_readonly("similarity_function",
                              [](const PyPipeline& self) { return self.pipeline->decisions().similarity; })
       .def("similarity",

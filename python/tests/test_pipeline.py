@@ -240,6 +240,25 @@ def test_sparse_model_gives_indices_and_values(tmp_path):
     assert extractor.details(cases[0]["text"])[0]["tokens"] == len(cases[0]["ids"])
 
 
+def test_multi_vector_model_gives_token_vectors(tmp_path):
+    """A ColBERT directory as PyLate saves it (scripts/make_colbert_models.py): pipeline("feature-extraction")
+    says output "multi_vector" and returns per text a float32 [kept tokens, dim] array, each row with cosine
+    >= 0.99999 to the reference (torch + numpy, PyLate's semantics), for documents and (query=True) queries."""
+    import subprocess
+    subprocess.run(["/usr/bin/python3", f"{ROOT}/scripts/make_colbert_models.py", "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    ref = json.load(open(tmp_path / "colbert_pylate.reference.json"))
+    extractor = glassbox.pipeline("feature-extraction", str(tmp_path / "colbert_pylate"), threads=1)
+    assert extractor.output == "multi_vector"
+    for cases, query in ((ref["documents"][:3], False), (ref["queries"], True)):
+        got = extractor([c["text"] for c in cases], query=query)
+        for g, c in zip(got, cases):
+            want = np.array(c["vectors"], dtype=np.float64)
+            assert g.dtype == np.float32 and g.shape == want.shape
+            cos = np.sum(g * want, axis=1) / (np.linalg.norm(g, axis=1) * np.linalg.norm(want, axis=1))
+            assert cos.min() >= 0.99999
+
+
 def test_sentence_similarity_prompt_and_dimensions(tmp_path):
     """pipeline("sentence-similarity") and the embedding pipeline's prompt_name / dimensions on
     scripts/make_st_models.py's directories, against its reference vectors (torch + numpy following

@@ -61,6 +61,11 @@ const MODES = [
     truncation: { maxLength: 24, options: { stride: 6, strategy: 'LongestFirst', direction: 'right' } } },
   { name: 'overflow_pairs', addSpecialTokens: true, overflow: true, select: pairs(9),
     truncation: { maxLength: 40, options: { stride: 4, strategy: 'LongestFirst', direction: 'right' } } },
+  // only_second: the pair's windows, each with the whole first text (a rerank's split policy); a second text
+  // too short to lose enough tokens is an error in both. Stride 0: with a stride the peer aborts the process
+  // (Rust assertion stride < max_len) on pairs whose second text keeps fewer tokens than the stride.
+  { name: 'overflow_only_second', addSpecialTokens: true, overflow: true, select: pairs(9),
+    truncation: { maxLength: 32, options: { stride: 0, strategy: 'OnlySecond', direction: 'right' } } },
   { name: 'overflow_left', addSpecialTokens: true, overflow: true, select: (c) => every(7)(c).filter((x) => x.pair === undefined),
     truncation: { maxLength: 16, options: { stride: 3, strategy: 'OnlyFirst', direction: 'left' } } },
   { name: 'padding', addSpecialTokens: true, batch: 8, select: (c) => every(3)(c).filter((x) => x.pair === undefined), padding: { padToMultipleOf: 8, direction: 'right' } },

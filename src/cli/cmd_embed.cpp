@@ -1,7 +1,9 @@
 // glassbox embed IMAGE_MODEL_DIR IMAGE... [--output FILE.npy]   (an image embedder: cli/image_inputs.h)
 // glassbox embed [MODEL_DIR] [TEXT...] [--output FILE.npy] [--batch N] [--truncation P] [--dimensions N]
-//                [--prompt-name NAME | --prompt TEXT] [--model-file FILE] [--sparse]
-// A sparse (SPLADE) model prints {"text", "indices", "values", "tokens", "tokens_dropped"} per text.
+//                [--prompt-name NAME | --prompt TEXT] [--model-file FILE] [--sparse] [--query]
+//                [--overflow error|truncate]
+// A sparse (SPLADE) model prints {"text", "indices", "values", "tokens", "tokens_dropped"} per text; a
+// multi-vector (ColBERT) model {"text", "vectors": [[...] per kept token], "tokens", "tokens_dropped"}.
 #include "cli/image_inputs.h"
 #include "cli/text_inputs.h"
 #include "runtime/tensor_io.h"
@@ -19,6 +21,25 @@ void write_vectors(const std::string& path, const std::vector<glassbox::Embeddin
   if (!s.ok()) cli::fail("embed", s.error());
 }
 
+// One JSON line per text: a multi-vector model's rows, a sparse model's entries, or a dense vector.
+void print_embedding(const glassbox::PipelineInput& in, const glassbox::Embedding& e, bool multi, bool sparse) {
+  nlohmann::ordered_json j{{"text", in.text}};
+  if (multi) {
+    const size_t dim = e.vectors > 0 ? e.vector.size() / static_cast<size_t>(e.vectors) : 0;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (int64_t k = 0; k < e.vectors; ++k) rows.push_back(std::vector<float>(e.vector.begin() + k * dim, e.vector.begin() + (k + 1) * dim));
+    j["vectors"] = std::move(rows);
+  } else if (sparse) {
+    j["indices"] = e.indices;
+    j["values"] = e.vector;
+  } else {
+    j["vector"] = e.vector;
+  }
+  j["tokens"] = e.tokens;
+  j["tokens_dropped"] = e.tokens_dropped;
+  std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
 }  // namespace
 
 void add_embed_command(CLI::App& app) {
@@ -30,6 +51,8 @@ void add_embed_command(CLI::App& app) {
     std::optional<int64_t> dimensions;
     std::optional<std::string> prompt_name, prompt;
     bool sparse = false;
+    bool query = false;
+    std::optional<std::string> overflow;
   };
   auto a = std::make_shared<Args>();
   glassbox::cli::add_text_options(cmd, a->text);
@@ -45,6 +68,10 @@ void add_embed_command(CLI::App& app) {
   cmd->add_flag("--sparse", a->sparse,
                  "require sparse output (the model declares a SPLADE head: modules.json SpladePooling or glassbox.json "
                  "\"sparse\"); lines then hold indices and values (default: the output kind the model declares)");
+  cmd->add_flag("--query", a->query,
+                "multi-vector (ColBERT) models: embed the texts as queries (query prefix, query_length, [MASK] expansion) "
+                "(default: as documents: document prefix, document_length, punctuation skiplist)");
+  glassbox::cli::add_overflow_option(cmd, a->overflow, /*split_allowed=*/false);
   cmd->callback([a] {
     using namespace glassbox;
     std::vector<Embedding> all;
@@ -59,38 +86,34 @@ void add_embed_command(CLI::App& app) {
     }
     std::vector<PipelineInput> texts;
     Pipeline pipeline = cli::load_pipeline("embed", a->text, texts);
+    const bool multi = pipeline.decisions().multi_vector.has_value();
+    if (a->query && !multi)
+      cli::fail("embed", make_error(ErrorCode::kInvalidArgument, "only a multi-vector (ColBERT) model embeds queries apart",
+                                    "flag --query", "leave out --query"));
     for (auto& t : texts) {
       t.prompt_name = a->prompt_name;
       t.prompt = a->prompt;
+      t.query = a->query;
+      t.allow_truncation = cli::overflow_choice(a->overflow).truncate;
     }
     EmbedOptions options;
     options.dimensions = a->dimensions;
-    const Pipeline* p = &pipeline;
     const bool sparse = pipeline.decisions().sparse.has_value();
     if (a->sparse && !sparse)
       cli::fail("embed", make_error(ErrorCode::kInvalidArgument, "this model gives dense vectors", "flag --sparse",
                                     "a sparse model declares a SpladePooling module (modules.json) or \"sparse\" in glassbox.json"));
-    if (sparse && !a->output.empty())
-      cli::fail("embed", make_error(ErrorCode::kInvalidArgument, "--output: a sparse model's vectors are not one dense array",
-                                    a->output, "leave out --output: the JSON lines hold each text's indices and values"));
+    if ((sparse || multi) && !a->output.empty())
+      cli::fail("embed", make_error(ErrorCode::kInvalidArgument, "--output: a sparse or multi-vector model's vectors are not "
+                                    "one dense array", a->output, "leave out --output: the JSON lines hold each text's vectors"));
     const auto t0 = std::chrono::steady_clock::now();
     int64_t tokens = 0;
     cli::with_progress(texts, 256, [&](const std::vector<PipelineInput>& chunk) {
-      auto r = p->embed(chunk, options);
+      auto r = pipeline.embed(chunk, options);
       if (!r.ok()) cli::fail("embed", r.error());
       for (size_t i = 0; i < r->size(); ++i) {
         tokens += (*r)[i].tokens;
-        if (sparse) {
-          nlohmann::ordered_json j{{"text", chunk[i].text}, {"indices", (*r)[i].indices}, {"values", (*r)[i].vector},
-                                   {"tokens", (*r)[i].tokens}, {"tokens_dropped", (*r)[i].tokens_dropped}};
-          std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-        } else if (a->output.empty()) {
-          nlohmann::ordered_json j{{"text", chunk[i].text}, {"vector", (*r)[i].vector}, {"tokens", (*r)[i].tokens},
-                                   {"tokens_dropped", (*r)[i].tokens_dropped}};
-          std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-        } else {
-          all.push_back(std::move((*r)[i]));
-        }
+        if (multi || sparse || a->output.empty()) print_embedding(chunk[i], (*r)[i], multi, sparse);
+        else all.push_back(std::move((*r)[i]));
       }
     });
     if (!a->output.empty()) write_vectors(a->output, all);

@@ -1,5 +1,7 @@
 // glassbox rerank MODEL_DIR --query Q [DOC...] [--top-n N] [--raw-scores] [--truncation only_second]
-// A cross-encoder scores each (query, document) pair; one JSON line per document, best first.
+//                [--overflow error|truncate|split]
+// A cross-encoder scores each (query, document) pair; a multi-vector (ColBERT) model scores each document by
+// MaxSim against the query's token vectors. One JSON line per document, best first.
 #include "cli/text_inputs.h"
 
 void add_rerank_command(CLI::App& app) {
@@ -10,6 +12,7 @@ void add_rerank_command(CLI::App& app) {
     std::string query;
     std::optional<size_t> top_n;
     bool raw_scores = false;
+    std::optional<std::string> overflow;
   };
   auto a = std::make_shared<Args>();
   glassbox::cli::add_text_options(cmd, a->text);
@@ -17,6 +20,7 @@ void add_rerank_command(CLI::App& app) {
   cmd->add_option("--top-n", a->top_n, "N: print the best N documents (default: all)")->check(CLI::PositiveNumber);
   cmd->add_flag("--raw-scores", a->raw_scores,
                 "score = the model's logit (default: the declared score function; `glassbox explain` shows it)");
+  glassbox::cli::add_overflow_option(cmd, a->overflow, /*split_allowed=*/true);
   cmd->callback([a] {
     using namespace glassbox;
     std::vector<PipelineInput> docs;
@@ -30,6 +34,9 @@ void add_rerank_command(CLI::App& app) {
     RerankOptions options;
     options.top_n = a->top_n;
     options.raw_scores = a->raw_scores;
+    const cli::OverflowChoice overflow = cli::overflow_choice(a->overflow);
+    options.truncate = overflow.truncate;
+    options.split = overflow.split;
     const auto t0 = std::chrono::steady_clock::now();
     auto ranked = rerank(pipeline, a->query, texts, options);
     if (!ranked.ok()) cli::fail("rerank", ranked.error());
@@ -38,6 +45,7 @@ void add_rerank_command(CLI::App& app) {
       tokens += r.tokens;
       nlohmann::ordered_json j{{"index", r.index},   {"score", r.score},   {"logit", r.logit},
                                {"text", texts[r.index]}, {"tokens", r.tokens}, {"tokens_dropped", r.tokens_dropped}};
+      if (options.split) j["windows"] = r.windows;
       std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     }
     cli::print_throughput("rerank", texts.size(), tokens, t0);

@@ -44,6 +44,28 @@ inline void add_text_options(CLI::App* cmd, TextArgs& a) {
                                      SessionFlag::kPoolWait, SessionFlag::kMaxMemory});
 }
 
+// --overflow, declared once for the verbs that take it (embed, rerank): what an input over the model's
+// length does in this call, as the routes' "overflow" field (docs/retrieval.md "Long inputs").
+struct OverflowChoice {
+  bool truncate = false;  // cut from the right; the output reports tokens_dropped
+  bool split = false;     // rerank: windows of the document, its best window's score
+};
+inline void add_overflow_option(CLI::App* cmd, std::optional<std::string>& value, bool split_allowed) {
+  std::string help =
+      std::string(split_allowed ? "error|truncate|split" : "error|truncate") +
+      ": an input over the model's length (default error: refused, naming the input and its token count, because "
+      "nothing is dropped silently); truncate: cut from the right (rerank: only the document), tokens_dropped "
+      "reported (risk: the dropped part is never seen)";
+  if (split_allowed)
+    help += "; split: the document in windows, each with the whole query, scored by its best window (risk: a passage "
+            "cut at a window boundary is judged in two halves)";
+  cmd->add_option("--overflow", value, help)
+      ->check(split_allowed ? CLI::IsMember({"error", "truncate", "split"}) : CLI::IsMember({"error", "truncate"}));
+}
+inline OverflowChoice overflow_choice(const std::optional<std::string>& value) {
+  return {value && *value == "truncate", value && *value == "split"};
+}
+
 // Splits positional args into the model directory and the texts. A first argument that is an
 // existing directory is the model directory, whatever it holds: Pipeline::load then names what
 // is missing, instead of the path being classified as a text.

@@ -172,7 +172,10 @@ Status derive_embedding(const ModelDirFiles& f, const std::vector<TensorSpec>& o
   const auto& st = f.st;
   const bool embed = dec.task == PipelineTask::kEmbed;
   GB_ASSIGN_OR_RETURN(bool sparse, derive_sparse_head(f, dec, d));
-  if (!sparse) GB_RETURN_IF_ERROR(derive_dense_head(f, outputs, dec, d));
+  if (sparse && dec.multi_vector)  // BGE-M3's several heads from one run are not implemented yet (issue 30)
+    return make_error(ErrorCode::kUnsupported, "both a sparse and a multi-vector head are declared", f.dir,
+                      "declare one of glassbox.json \"sparse\" and \"multi_vector\"");
+  if (!sparse && !dec.multi_vector) GB_RETURN_IF_ERROR(derive_dense_head(f, outputs, dec, d));
 
   // prompts, similarity, lowercasing
   if (st.prompts) dec.prompts = *st.prompts;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "pipeline/json_fields.h"
+#include "pipeline/multi_vector.h"
 
 namespace glassbox::pipeline {
 namespace {
@@ -301,6 +302,7 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
                       "add id2label to config.json or \"labels\" to glassbox.json");
 
   GB_RETURN_IF_ERROR(derive_score_function(f, dec, d));
+  GB_RETURN_IF_ERROR(derive_multi_vector(f, tokenizer, dec, d).status());
   GB_RETURN_IF_ERROR(derive_embedding(f, outputs, dec, d));
   GB_ASSIGN_OR_RETURN(auto unpadded, get_opt<bool>(g, "unpadded_batches", gj_path));
   if (unpadded) {  // absent: Pipeline::load probes the model

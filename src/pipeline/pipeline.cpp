@@ -8,6 +8,7 @@
 #include "glassbox/numerics.h"
 #include "graph/loader.h"
 #include "pipeline/model_dir.h"
+#include "pipeline/multi_vector.h"
 #include "pipeline/pooling.h"
 #include "tokenizer/text.h"
 
@@ -81,8 +82,9 @@ Result<std::string> choose_prompt(const Pipeline::Impl& p, const PipelineInput& 
 }
 
 // windows: where split_windows puts the windows after the first (the returned one); null: dropped.
-Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in, size_t index,
-                               std::vector<EncodedText>* windows = nullptr) {
+// max: the tokens the text may have; limit_name: what sets it (errors name it).
+Result<EncodedText> encode_text(const Pipeline::Impl& p, const PipelineInput& in, size_t index, std::vector<EncodedText>* windows,
+                                int64_t max, const std::string& limit_name) {
   EncodeOptions opts;
   opts.truncation_from_file = false;  // the pipeline's declared policy applies, not the file's
   opts.padding_from_file = false;     // batches are padded by the pipeline, explicitly
@@ -119,11 +121,10 @@ Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in,
     return make_error(ErrorCode::kInvalidArgument, "text has no tokens (only characters the tokenizer drops)",
                       "input " + std::to_string(index), "remove empty texts from the input");
   const int64_t len = static_cast<int64_t>(full->size());
-  const int64_t max = p.decisions.max_length;
   if (len <= max) return EncodedText{std::move(full).value(), 0, prompt_tokens};
   if (!p.decisions.truncation && !in.allow_truncation && !in.split_windows)
     return make_error(ErrorCode::kLimitExceeded,
-                      "input has " + std::to_string(len) + " tokens, over the model's max_length " + std::to_string(max),
+                      "input has " + std::to_string(len) + " tokens, over the model's " + limit_name + " " + std::to_string(max),
                       "input " + std::to_string(index),
                       "shorten the text, or allow dropping tokens with --truncation longest_first (or \"truncation\" "
                       "in glassbox.json); the response then reports tokens_dropped");
@@ -135,6 +136,7 @@ Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in,
     opts.truncation = policy;
   } else if (p.decisions.truncation) {
     opts.truncation = p.decisions.truncation;
+    opts.truncation->max_length = static_cast<size_t>(max);
   } else {
     TruncationPolicy policy;
     policy.max_length = static_cast<size_t>(max);
@@ -157,6 +159,29 @@ Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in,
   }
   cut->overflowing.clear();
   return EncodedText{std::move(cut).value(), len - kept, prompt_tokens};
+}
+
+// A multi-vector model encodes queries and documents as PyLate does (multi_vector.h); others as declared.
+Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in, size_t index,
+                               std::vector<EncodedText>* windows = nullptr) {
+  const auto& mv = p.decisions.multi_vector;
+  if (!mv) {
+    if (in.query)
+      return make_error(ErrorCode::kInvalidArgument, "only a multi-vector (ColBERT) model encodes queries apart",
+                        "input " + std::to_string(index), "leave out the query role for this model");
+    return encode_text(p, in, index, windows, p.decisions.max_length, "max_length");
+  }
+  if (in.pair || in.split_windows)
+    return make_error(ErrorCode::kInvalidArgument, in.pair ? "a multi-vector model embeds single texts, not pairs" : "split",
+                      "input " + std::to_string(index),
+                      "a multi-vector model declares no way to join the vectors of windows: use truncation or shorter texts");
+  const int64_t limit = pipeline::multi_vector_text_limit(*mv, in.query);
+  const std::string name = std::string(in.query ? "query_length " : "document_length ") +
+                           std::to_string(in.query ? mv->query_length : mv->document_length) + " less the prefix token:";
+  GB_ASSIGN_OR_RETURN(EncodedText e, encode_text(p, in, index, nullptr, limit, name));
+  pipeline::shape_multi_vector_encoding(*mv, in.query, e.encoding);
+  e.query = in.query;
+  return e;
 }
 
 // Lengths are rounded up to a multiple of this in unpadded mode, lone texts and batches of one
@@ -248,7 +273,7 @@ Result<std::vector<NamedTensor>> run_batch_as(const Pipeline::Impl& p, const std
 }
 
 Result<std::vector<NamedTensor>> run_batch(const Pipeline::Impl& p, const std::vector<EncodedText>& batch, BatchStats* stats) {
-  return run_batch_as(p, batch, p.decisions.unpadded_batches, stats);
+  return run_batch_as(p, batch, p.decisions.unpadded_batches, stats);  // false for a multi-vector head (Pipeline::load)
 }
 
 // Whether run_unpadded gives the padded result for this model: a 2-text probe batch (a
@@ -431,7 +456,13 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
                               !files.glassbox["unpadded_batches"].is_null();
   auto impl = std::make_unique<Impl>(Impl{std::move(files), std::move(tok).value(), std::move(session).value(),
                                           std::move(decisions), std::move(derivations)});
-  if (!unpad_declared) {
+  if (impl->decisions.multi_vector) {  // whatever glassbox.json says: see run_batch
+    impl->decisions.unpadded_batches = false;
+    auto& rows = impl->derivations;  // a glassbox.json declaration gives way: the row says why
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [](const Derivation& r) { return r.field == "unpadded_batches"; }), rows.end());
+    impl->derivations.push_back({"unpadded_batches", "false",
+                                 "multi-vector head: a query's expansion positions (attention 0) are outputs, so batches run padded"});
+  } else if (!unpad_declared) {
     bool on = false;
     GB_ASSIGN_OR_RETURN(std::string why, probe_unpadded(*impl, on));
     impl->decisions.unpadded_batches = on;
@@ -544,10 +575,34 @@ Result<std::vector<Embedding>> sparse_outputs(const Pipeline::Impl& p, const std
   return results;
 }
 
+// The multi-vector head (decisions().multi_vector) over the model's [batch, sequence, hidden] token vectors.
+Result<std::vector<Embedding>> multi_vector_outputs(const Pipeline::Impl& p, const std::vector<EncodedText>& batch,
+                                                    const std::vector<NamedTensor>& outs, const EmbedOptions& options) {
+  if (options.dimensions || (options.normalize && !*options.normalize))
+    return make_error(ErrorCode::kInvalidArgument, options.dimensions ? "dimensions" : "normalize false", p.files.dir,
+                      "this model gives one unit vector per token (ColBERT): they are neither truncated nor left unnormalized");
+  const NamedTensor* out = pick_output(outs, {"last_hidden_state", "token_embeddings"}, 3);
+  if (!out || out->tensor.shape()[0] != static_cast<int64_t>(batch.size()))
+    return make_error(ErrorCode::kInvalidModel, "model has no [batch, sequence, hidden] float output", p.files.model_path,
+                      "a multi-vector head reads the token vectors (last_hidden_state)");
+  const int64_t seq = out->tensor.shape()[1], hidden = out->tensor.shape()[2];
+  std::vector<Embedding> results(batch.size());
+  for (size_t r = 0; r < batch.size(); ++r) {
+    Embedding& e = results[r];
+    GB_ASSIGN_OR_RETURN(e.vectors, pipeline::multi_vector_rows(*p.decisions.multi_vector,
+                                                               out->tensor.data<float>() + static_cast<int64_t>(r) * seq * hidden,
+                                                               seq, hidden, batch[r], e.vector));
+    e.tokens = static_cast<int64_t>(batch[r].encoding.size());
+    e.tokens_dropped = batch[r].tokens_dropped;
+  }
+  return results;
+}
+
 Result<std::vector<Embedding>> embed_outputs(const Pipeline::Impl& p, const std::vector<EncodedText>& batch,
                                              const std::vector<NamedTensor>& outs, const EmbedOptions& options) {
   const auto& dec = p.decisions;
   if (dec.sparse) return sparse_outputs(p, batch, outs, options);
+  if (dec.multi_vector) return multi_vector_outputs(p, batch, outs, options);
   const bool pooled = dec.pooling == Pooling::kNone;
   const NamedTensor* out = pooled ? pick_output(outs, {"sentence_embedding", "pooler_output"}, 2)
                                   : pick_output(outs, {"last_hidden_state", "token_embeddings"}, 3);

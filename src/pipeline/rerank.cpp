@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "glassbox/late_interaction.h"
 #include "glassbox/pipeline.h"
 
 namespace glassbox {
@@ -57,8 +58,72 @@ Result<std::vector<RankedDocument>> rank_documents(const Pipeline& pipeline, con
   return ranked;
 }
 
+Result<double> max_sim(const std::vector<float>& query, const std::vector<float>& document, int64_t dim) {
+  if (dim <= 0 || query.size() % static_cast<size_t>(dim) != 0 || document.size() % static_cast<size_t>(dim) != 0)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "token vectors of " + std::to_string(query.size()) + " and " + std::to_string(document.size()) +
+                          " values are not rows of " + std::to_string(dim),
+                      "MaxSim");
+  const size_t d = static_cast<size_t>(dim), nq = query.size() / d, nd = document.size() / d;
+  double total = 0;
+  for (size_t i = 0; i < nq; ++i) {
+    double best = 0;  // a document without vectors adds 0 (PyLate masks its padding to 0)
+    for (size_t j = 0; j < nd; ++j) {
+      double dot = 0;
+      for (size_t k = 0; k < d; ++k) dot += static_cast<double>(query[i * d + k]) * document[j * d + k];
+      if (j == 0 || dot > best) best = dot;
+    }
+    total += best;
+  }
+  return total;
+}
+
+Result<std::vector<PipelineInput>> late_interaction_inputs(const std::string& query, const std::vector<std::string>& documents,
+                                                           const RerankOptions& options) {
+  if (options.split)
+    return make_error(ErrorCode::kInvalidArgument, "split: a late-interaction model scores one document's vectors", "rerank",
+                      "PyLate declares no way to join the vectors of windows: use truncate, or shorter documents");
+  std::vector<PipelineInput> inputs(documents.size() + 1);
+  inputs[0].text = query;
+  inputs[0].query = true;
+  for (size_t i = 0; i < documents.size(); ++i) {
+    inputs[i + 1].text = documents[i];
+    inputs[i + 1].allow_truncation = options.truncate;
+    inputs[i + 1].truncation_direction = options.direction;
+  }
+  return inputs;
+}
+
+Result<std::vector<RankedDocument>> rank_by_max_sim(const std::vector<Embedding>& embedded, const RerankOptions& options) {
+  if (embedded.empty() || embedded[0].vectors <= 0)
+    return make_error(ErrorCode::kInternal, "the query has no token vectors", "rerank");
+  const Embedding& q = embedded[0];
+  const int64_t dim = static_cast<int64_t>(q.vector.size()) / q.vectors;
+  std::vector<RankedDocument> ranked;
+  for (size_t i = 1; i < embedded.size(); ++i) {
+    GB_ASSIGN_OR_RETURN(double score, max_sim(q.vector, embedded[i].vector, dim));
+    RankedDocument r;
+    r.index = i - 1;
+    r.score = r.logit = static_cast<float>(score);
+    r.tokens = embedded[i].tokens;
+    r.tokens_dropped = embedded[i].tokens_dropped;
+    ranked.push_back(r);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const RankedDocument& a, const RankedDocument& b) {
+    if (std::isnan(a.score) || std::isnan(b.score)) return !std::isnan(a.score) && std::isnan(b.score);
+    return a.score > b.score;
+  });
+  if (options.top_n && *options.top_n < ranked.size()) ranked.resize(*options.top_n);
+  return ranked;
+}
+
 Result<std::vector<RankedDocument>> rerank(const Pipeline& pipeline, const std::string& query,
                                            const std::vector<std::string>& documents, const RerankOptions& options) {
+  if (pipeline.decisions().multi_vector) {  // late interaction: MaxSim of token vectors
+    GB_ASSIGN_OR_RETURN(auto inputs, late_interaction_inputs(query, documents, options));
+    GB_ASSIGN_OR_RETURN(auto embedded, pipeline.embed(inputs));
+    return rank_by_max_sim(embedded, options);
+  }
   if (pipeline.decisions().task != PipelineTask::kClassify)
     return make_error(ErrorCode::kInvalidArgument, "rerank needs a cross-encoder; this model directory is an embedding model",
                       "rerank", "embed the query and the documents and compare the vectors (similarity), or use a cross-encoder");

@@ -28,8 +28,10 @@ constexpr PoolingFlag kPoolingFlags[] = {
 };
 
 constexpr const char* kChains =
-    "glassbox runs the chains Transformer -> Pooling -> Dense (any number) -> Normalize (optional) and "
-    "MLMTransformer -> SpladePooling (sentence-transformers' SparseEncoder)";
+    "glassbox runs the chains Transformer -> Pooling -> Dense (any number) -> Normalize (optional), "
+    "MLMTransformer -> SpladePooling (sentence-transformers' SparseEncoder) and Transformer -> "
+    "pylate.models.Dense.Dense (any number; PyLate's ColBERT)";
+constexpr const char* kPylateDense = "pylate.models.Dense.Dense";
 
 // A path named by modules.json, kept inside the model directory.
 Result<std::string> module_dir(const std::string& dir, const std::string& path, const std::string& where) {
@@ -84,15 +86,19 @@ Result<std::string> activation_name(const std::string& fullname, const std::stri
                     "glassbox implements torch.nn Identity, Tanh, ReLU, Sigmoid and GELU (erf)");
 }
 
-Status read_dense(const std::string& dir, const std::string& rel, SentenceTransformersLayout& st) {
+// per_token: PyLate's Dense (token_embeddings in, token_embeddings out) into st.token_dense.
+Status read_dense(const std::string& dir, const std::string& rel, SentenceTransformersLayout& st, bool per_token = false) {
   const std::string folder = (fs::path(dir) / rel).string();
   const std::string where = folder + "/config.json";
   GB_ASSIGN_OR_RETURN(json j, read_json(where, true));
   for (const auto& [k, v] : j.items()) {
     if (k == "in_features" || k == "out_features" || k == "bias" || k == "activation_function") continue;
-    if ((k == "module_input_name" || k == "module_output_name") && (v.is_null() || v == "sentence_embedding")) continue;
+    if (!per_token && (k == "module_input_name" || k == "module_output_name") && (v.is_null() || v == "sentence_embedding"))
+      continue;
+    if (per_token && k == "use_residual" && v == false) continue;  // true adds the input (through a second linear)
     return make_error(ErrorCode::kUnsupported, "Dense field '" + k + "' = " + v.dump() + " is not implemented", where,
-                      "glassbox applies Dense to the pooled sentence embedding only");
+                      per_token ? "glassbox applies PyLate's Dense per token without a residual (use_residual false)"
+                                : "glassbox applies Dense to the pooled sentence embedding only");
   }
   DenseLayer d;
   d.dir = rel;
@@ -136,6 +142,15 @@ Status read_dense(const std::string& dir, const std::string& rel, SentenceTransf
     d.bias = std::move(b->second.values);
   } else if (b != tensors.end()) {
     return make_error(ErrorCode::kInvalidModel, "config.json says bias: false but linear.bias is stored", weights);
+  }
+  if (per_token) {  // the first one's in_features is checked against the model's output when it runs
+    if (!st.token_dense.empty() && d.in != st.token_dense.back().out)
+      return make_error(ErrorCode::kInvalidModel,
+                        "in_features " + std::to_string(d.in) + " differs from the previous Dense's out_features " +
+                            std::to_string(st.token_dense.back().out),
+                        where);
+    st.token_dense.push_back(std::move(d));
+    return {};
   }
   const int64_t expected = st.dense.empty() ? st.word_embedding_dimension * static_cast<int64_t>(st.pooling_modes.size())
                                             : st.dense.back().out;
@@ -197,7 +212,7 @@ Status read_modules(const std::string& dir, SentenceTransformersLayout& st) {
         !m["type"].is_string() || !m.contains("path") || !m["path"].is_string())
       return make_error(ErrorCode::kInvalidModel, "module entry " + m.dump() + " lacks idx, path or type", where);
   std::stable_sort(mods.begin(), mods.end(), [](const json& a, const json& b) { return a["idx"].get<int64_t>() < b["idx"].get<int64_t>(); });
-  enum Stage { kStart, kTransformer, kPooled, kNormalized, kMlm, kSparse } stage = kStart;
+  enum Stage { kStart, kTransformer, kPooled, kNormalized, kMlm, kSparse, kTokenDense } stage = kStart;
   for (const auto& m : mods) {
     const std::string type = m["type"].get<std::string>(), path = m["path"].get<std::string>();
     const std::string cls = type.substr(type.rfind('.') + 1);
@@ -221,6 +236,10 @@ Status read_modules(const std::string& dir, SentenceTransformersLayout& st) {
       GB_RETURN_IF_ERROR(read_splade_pooling(dir, path, st));
       stage = kSparse;
       st.chain += " -> SpladePooling(" + path + ")";
+    } else if (type == kPylateDense && (stage == kTransformer || stage == kTokenDense)) {
+      GB_RETURN_IF_ERROR(read_dense(dir, path, st, /*per_token=*/true));
+      stage = kTokenDense;
+      st.chain += " -> Dense(" + path + ", per token)";
     } else if (ours && cls == "Pooling" && stage == kTransformer) {
       GB_RETURN_IF_ERROR(read_pooling(dir, path, st));
       stage = kPooled;
@@ -234,8 +253,9 @@ Status read_modules(const std::string& dir, SentenceTransformersLayout& st) {
       st.normalize_source = "modules.json " + path + " (" + type + ")";
       st.chain += " -> Normalize";
     } else {
-      const bool known = ours && (cls == "Transformer" || cls == "Pooling" || cls == "Dense" || cls == "Normalize" ||
-                                  cls == "MLMTransformer" || cls == "SpladePooling");
+      const bool known = (ours && (cls == "Transformer" || cls == "Pooling" || cls == "Dense" || cls == "Normalize" ||
+                                   cls == "MLMTransformer" || cls == "SpladePooling")) ||
+                         type == kPylateDense;
       return make_error(ErrorCode::kUnsupported,
                         known ? "module " + cls + " cannot follow " + (st.chain.empty() ? "the start" : st.chain)
                               : "module type '" + type + "' is not implemented",
@@ -244,7 +264,7 @@ Status read_modules(const std::string& dir, SentenceTransformersLayout& st) {
   }
   if (stage == kMlm)
     return make_error(ErrorCode::kUnsupported, "modules.json has no SpladePooling module after the MLMTransformer", where, kChains);
-  if (stage == kSparse) return {};
+  if (stage == kSparse || stage == kTokenDense) return {};
   if (stage < kPooled)
     return make_error(ErrorCode::kUnsupported, "modules.json has no Pooling module after the Transformer", where, kChains);
   if (!st.normalize) st.normalize_source = "modules.json: no Normalize module";
@@ -268,7 +288,8 @@ Status read_st_config(const std::string& dir, SentenceTransformersLayout& st) {
   if (st.default_prompt_name && (!st.prompts || !st.prompts->count(*st.default_prompt_name)))
     return make_error(ErrorCode::kInvalidModel, "default_prompt_name '" + *st.default_prompt_name + "' is not in prompts", where);
   GB_ASSIGN_OR_RETURN(st.similarity, get_opt<std::string>(j, "similarity_fn_name", where));
-  if (st.similarity && *st.similarity != "cosine" && *st.similarity != "dot" && *st.similarity != "euclidean" &&
+  const bool maxsim = st.similarity && *st.similarity == "MaxSim" && !st.token_dense.empty();  // PyLate's ColBERT
+  if (st.similarity && !maxsim && *st.similarity != "cosine" && *st.similarity != "dot" && *st.similarity != "euclidean" &&
       *st.similarity != "manhattan")
     return make_error(ErrorCode::kUnsupported, "similarity_fn_name '" + *st.similarity + "' is unknown", where,
                       "sentence-transformers names cosine, dot, euclidean and manhattan");

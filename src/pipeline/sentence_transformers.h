@@ -6,6 +6,8 @@
 //   <dense path>/model.safetensors    linear.weight [out, in], linear.bias [out]
 //   config_sentence_transformers.json prompts, default_prompt_name, similarity_fn_name
 //   sentence_bert_config.json         max_seq_length, do_lower_case
+// A PyLate ColBERT directory has Transformer -> pylate.models.Dense.Dense (per token, no Pooling):
+//   <dense path>/config.json          in_features, out_features, bias, activation_function, use_residual (false)
 // A SparseEncoder (SPLADE) directory has the chain MLMTransformer -> SpladePooling instead:
 //   <splade path>/config.json         pooling_strategy (max|sum), activation_function (relu|log1p_relu),
 //                                     word_embedding_dimension (the vocabulary size, may be null)
@@ -34,6 +36,8 @@ struct SentenceTransformersLayout {
   // MLMTransformer -> SpladePooling: the sparse head (pooling_modes then stays empty).
   std::optional<SparseHead> splade;
   std::string splade_source;             // "modules.json 1_SpladePooling (...SpladePooling)"
+  // Transformer -> pylate.models.Dense.Dense (one or more): a multi-vector (ColBERT) model, Dense per token.
+  std::vector<DenseLayer> token_dense;
   bool normalize = false;                // a Normalize module ends the chain
   std::string normalize_source;
   // config_sentence_transformers.json (absent fields: nullopt)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "glassbox/pipeline.h"
+#include "pipeline/multi_vector.h"
 #include "pipeline/pooling.h"
 #include "pipeline/safetensors.h"
 
@@ -199,6 +200,42 @@ TEST(Pooling, DenseAndNormalize) {
 }
 
 // SPLADE: 3 positions x 4 vocabulary ids, the third is padding (its large logits must not count).
+// MaxSim on values worked out by hand: query rows (1,0) and (0,1); document rows (0.6,0.8) and (1,0):
+// the first query row's best is 1 (the second document row), the second's 0.8 (the first): 1.8.
+TEST(MultiVector, MaxSimAsDefined) {
+  auto s = glassbox::max_sim({1, 0, 0, 1}, {0.6f, 0.8f, 1, 0}, 2);
+  ASSERT_TRUE(s.ok());
+  EXPECT_NEAR(*s, 1.8, 1e-7);
+  auto none = glassbox::max_sim({1, 0}, {}, 2);  // a document without vectors adds 0 per query row
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, 0.0);
+  EXPECT_FALSE(glassbox::max_sim({1, 0, 0}, {1, 0}, 2).ok());  // not rows of 2
+}
+
+// PyLate's encoding: a query [CLS] a b [SEP] with query_length 8 and prefix id 9 becomes
+// [CLS] 9 a b [SEP] M M M (expansion M, attention 0); a document gets its prefix only.
+TEST(MultiVector, QueryExpansionAndPrefix) {
+  glassbox::MultiVectorHead h;
+  h.query_prefix_id = 9;
+  h.document_prefix_id = 8;
+  h.query_length = 8;
+  h.expansion_id = 4;
+  glassbox::Encoding e;
+  e.ids = {2, 5, 6, 3};
+  e.type_ids = {0, 0, 0, 0};
+  e.attention_mask = {1, 1, 1, 1};
+  e.special_tokens_mask = {1, 0, 0, 1};
+  glassbox::Encoding d = e;
+  EXPECT_EQ(glassbox::pipeline::multi_vector_text_limit(h, true), 7);
+  glassbox::pipeline::shape_multi_vector_encoding(h, true, e);
+  EXPECT_EQ(e.ids, (std::vector<uint32_t>{2, 9, 5, 6, 3, 4, 4, 4}));
+  EXPECT_EQ(e.attention_mask, (std::vector<uint32_t>{1, 1, 1, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(e.type_ids, std::vector<uint32_t>(8, 0));
+  glassbox::pipeline::shape_multi_vector_encoding(h, false, d);
+  EXPECT_EQ(d.ids, (std::vector<uint32_t>{2, 8, 5, 6, 3}));
+  EXPECT_EQ(d.attention_mask, std::vector<uint32_t>(5, 1));
+}
+
 TEST(Pooling, SparseHeadAsDefined) {
   const float logits[] = {1, -1, 0, 3,  //
                           2, -5, 0, 0.5f,  //

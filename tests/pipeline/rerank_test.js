@@ -23,6 +23,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const peer = require(path.join(ROOT, 'tests', 'common', 'peer_helpers.js'));
 const PEERS = path.join(ROOT, '.peers', 'node_modules');
 const tk = require(path.join(PEERS, 'tokenizers'));
+const tkOverflow = require(path.join(PEERS, '@anush008', 'tokenizers'));  // overflow windows: see peerWindows
 const { runOrt } = require(path.join(ROOT, 'scripts', 'parity', 'run_ort.js'));
 
 const [GLASSBOX, CE] = process.argv.slice(2);
@@ -160,30 +161,26 @@ async function post(base, route, body) {
   return { status: r.status, json, text };
 }
 
-// The windows of (query, doc) at max_length 32 as docs/retrieval.md declares them, built from the peer's
-// untruncated pair encoding: the document's tokens in consecutive chunks of (32 - query pair overhead), no
-// overlap, each as [CLS] query [SEP] chunk [SEP]; each scored by ORT. (The peer's own overflowing pairs are not
-// used: with only_second they drop document tokens: tokenizers 0.23.2 gives a 9-token second window here, where
-// 19 document tokens remain.) Also the untruncated length and the only_second cut's length.
+// The windows of (query, doc) at max_length 32 as docs/retrieval.md declares them: the HF tokenizers peer's
+// only_second truncation with its overflowing pairs (stride 0), each window [CLS] query [SEP] part [SEP], scored by
+// ORT. The windows come from @anush008/tokenizers (HF's tokenizers core before 0.23.1): tokenizers 0.23.x stops
+// tokenizing once max_length tokens exist when truncation is on (huggingface/tokenizers#2091, fix in #2098), so its
+// overflowing windows under-cover the text (here its second window holds 9 document tokens and 10 are lost, where
+// Encoding::truncate's windows hold all 19 that remain). Also the untruncated length (npm tokenizers 0.23.2).
 async function peerWindows(dir, query, doc) {
-  const tok = tk.Tokenizer.fromFile(path.join(dir, 'tokenizer.json'));
+  const full = (await tk.Tokenizer.fromFile(path.join(dir, 'tokenizer.json')).encode(query, doc)).getIds().length;
+  const tok = tkOverflow.Tokenizer.fromFile(path.join(dir, 'tokenizer.json'));
+  tok.setTruncation(32, { strategy: 'OnlySecond', stride: 0 });
   const e = await tok.encode(query, doc);
-  const ids = e.getIds(), types = e.getTypeIds();
-  const firstLen = types.indexOf(1);  // [CLS] query [SEP]
-  const docIds = ids.slice(firstLen, ids.length - 1), sep = ids[ids.length - 1];
-  const chunk = 32 - firstLen - 1;
   const logits = [];
-  for (let at = 0; at < docIds.length; at += chunk) {
-    const part = docIds.slice(at, at + chunk);
-    const w = ids.slice(0, firstLen).concat(part, [sep]);
-    const t = new Array(firstLen).fill(0).concat(new Array(part.length + 1).fill(1));
-    const n = w.length;
+  for (const w of [e].concat(e.getOverflowing())) {
+    const n = w.getIds().length;
     const i64 = (a) => ({ type: 'int64', dims: [1, n], data: BigInt64Array.from(a.map((x) => BigInt(x))) });
     const r = await runOrt(path.join(dir, 'onnx', 'model.onnx'), {
-      input_ids: i64(w), attention_mask: i64(new Array(n).fill(1)), token_type_ids: i64(t) });
+      input_ids: i64(w.getIds()), attention_mask: i64(w.getAttentionMask()), token_type_ids: i64(w.getTypeIds()) });
     logits.push(r[0].data[0]);
   }
-  return { full: ids.length, logits, kept: 32 };
+  return { full, logits, kept: 32 };
 }
 
 // The long-document policy on both routes: error (default) names the document and its length;
@@ -222,6 +219,17 @@ async function policyChecks(server) {
           `${route} overflow "split": document 1 in ${win.logits.length} windows, score = max of ORT over the windows of the ` +
           `peer's tokens (${want.toFixed(5)}) (${r.text.slice(0, 200)})`);
   }
+  // The CLI's --overflow takes the same policies.
+  let cli = glassbox(['rerank', dir, '--query', QUERY, '--overflow', 'split', '--raw-scores', DOCS[0], LONG]);
+  let row = cli.status === 0 ? jsonl(cli.stdout).find((x) => x.index === 1) : null;
+  check(row && row.windows === win.logits.length && relClose(row.score, best, 1e-5),
+        `CLI rerank --overflow split: document 1 in ${win.logits.length} windows, score = max of ORT over them (${cli.stdout.trim().slice(0, 200)}${cli.stderr.trim().slice(0, 200)})`);
+  cli = glassbox(['rerank', dir, '--query', QUERY, '--overflow', 'truncate', DOCS[0], LONG]);
+  row = cli.status === 0 ? jsonl(cli.stdout).find((x) => x.index === 1) : null;
+  check(row && row.tokens_dropped === win.full - 32 && relClose(row.score, sigmoid(win.logits[0]), 1e-5),
+        `CLI rerank --overflow truncate: ${win.full - 32} tokens dropped, score = ORT on the peer's only_second cut`);
+  cli = glassbox(['rerank', dir, '--query', QUERY, DOCS[0], LONG]);
+  check(cli.status !== 0 && /document|input 1/.test(cli.stderr), `CLI rerank without --overflow: the overlong pair is an error (${cli.stderr.trim().slice(0, 160)})`);
   for (const [body, why] of [[{ overflow: 'chop' }, 'an unknown policy'], [{ overflow: 'split', truncate: true }, 'disagreeing fields'],
                              [{ truncation_direction: 'Up' }, 'a bad truncation_direction']]) {
     r = await post(server.base, '/rerank', { query: QUERY, texts: DOCS, ...body });

@@ -101,6 +101,7 @@ EncodeOptions options_for(const std::string& mode, const Tokenizer& tk) {
   };
   if (mode == "overflow") trunc(24, 6, glassbox::TruncationStrategy::kLongestFirst, glassbox::Side::kRight);
   if (mode == "overflow_pairs") trunc(40, 4, glassbox::TruncationStrategy::kLongestFirst, glassbox::Side::kRight);
+  if (mode == "overflow_only_second") trunc(32, 0, glassbox::TruncationStrategy::kOnlySecond, glassbox::Side::kRight);
   if (mode == "overflow_left") trunc(16, 3, glassbox::TruncationStrategy::kOnlyFirst, glassbox::Side::kLeft);
   if (mode == "padding" || mode == "padding_left") {
     glassbox::PaddingPolicy p;  // the peer's setPadding defaults

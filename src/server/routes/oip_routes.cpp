@@ -194,6 +194,10 @@ HttpResponse text_error(const Error& e, const LoadedModel& m, const char* trunca
 
 void infer_text(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferRequest req, const Responder& respond,
                 const HttpRequest& http, InferAnswer done) {
+  if (m->pipeline->decisions().multi_vector)  // its outputs are ragged: a [tokens, dim] per text
+    return respond(refuse(RefusalCode::kInvalidRequest,
+                          "model '" + m->name + "' gives one vector per token (a multi-vector ColBERT model): use POST /embed_multi",
+                          "model"));
   auto inputs = text_inputs(req, ctx.options);
   if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
   if (Status st = check_outputs_exist(*m, req); !st.ok()) return respond(error_response(st.error(), nullptr));

@@ -46,6 +46,9 @@ void openai_embeddings(ServerContext& ctx, HttpRequest&& req, const PathParams&,
     return respond(refuse(C::kInvalidRequest, "model '" + **model_name + "' is not an embedding model", "model"));
   if (look.model->is_sparse())
     return respond(refuse(C::kInvalidRequest, "model '" + **model_name + "' gives sparse vectors: use POST /embed_sparse", "model"));
+  if (look.model->pipeline->decisions().multi_vector)
+    return respond(refuse(C::kInvalidRequest, "model '" + **model_name + "' gives one vector per token (ColBERT): use POST /embed_multi",
+                          "model"));
   if (!body->contains("input")) return respond(refuse(C::kInvalidRequest, "\"input\" is required", "input"));
   auto inputs = parse_texts((*body)["input"], "input", ctx.options);
   if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));

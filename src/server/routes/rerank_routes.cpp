@@ -1,7 +1,10 @@
 // Rerank routes: TEI's POST /rerank and the Cohere/Jina-shaped POST /v1/rerank, on a
 // cross-encoder (a classify model with one label). Both go through the scheduler as a classify
 // job of (query, document) pairs; glassbox::rank_documents scores and sorts them with the
-// model's declared score function (docs/retrieval.md "Rerank").
+// model's declared score function (docs/retrieval.md "Rerank"). On a multi-vector (ColBERT) model
+// they go through it as an embed job (the query, then the documents) and glassbox::rank_by_max_sim
+// ranks the documents by MaxSim (docs/retrieval.md "Multi-vector embeddings and late interaction").
+#include "glassbox/late_interaction.h"
 #include "glassbox/pipeline.h"
 #include "server/codec/json_body.h"
 #include "server/routes/embed_request.h"
@@ -96,11 +99,17 @@ ModelLookup pick_cross_encoder(ServerContext& ctx, const std::optional<std::stri
     l = ctx.repository.get(*name);
   } else {
     l = ctx.repository.default_text_model(PipelineTask::kClassify);
+    if (!l.model) {  // no cross-encoder: the one multi-vector embedder serves late interaction
+      ModelLookup e = ctx.repository.default_text_model(PipelineTask::kEmbed);
+      if (e.model && e.model->pipeline && e.model->pipeline->decisions().multi_vector) l = e;
+    }
   }
   if (!l.model) return l;
+  if (l.model->pipeline && l.model->pipeline->decisions().multi_vector) return l;  // late interaction
   if (!l.model->pipeline || l.model->pipeline->decisions().task != PipelineTask::kClassify ||
       l.model->pipeline->decisions().labels.size() != 1)
-    return {nullptr, 400, "model '" + l.model->name + "' is not a cross-encoder (a text classifier with one label): rerank needs one"};
+    return {nullptr, 400, "model '" + l.model->name + "' is not a cross-encoder (a text classifier with one label) or a "
+                          "multi-vector (ColBERT) model: rerank needs one"};
   return l;
 }
 
@@ -149,6 +158,42 @@ ojson cohere_body(const std::vector<RankedDocument>& ranked, const RerankRequest
 
 namespace {
 
+// Late interaction: one embed job (the query, then the documents), ranked by MaxSim when it completes.
+void late_interaction_route(ServerContext& ctx, HttpRequest&& req, bool cohere, std::shared_ptr<RerankRequest> request,
+                            std::shared_ptr<const LoadedModel> m, Responder respond) {
+  auto inputs = late_interaction_inputs(request->query, request->documents, request->options);
+  if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
+  TextJob job;
+  job.task = PipelineTask::kEmbed;
+  job.inputs = std::move(inputs).value();
+  job.done = [respond, m, request, cohere](Result<TextResults> r) {
+    if (!r.ok()) {
+      Error e = r.error();
+      if (e.code == ErrorCode::kLimitExceeded && e.where.rfind("input ", 0) == 0) {
+        const long i = std::stol(e.where.substr(6));
+        e.where = i == 0 ? "query" : "document " + std::to_string(i - 1);
+        e.fix = "send \"overflow\": \"truncate\" (or \"truncate\": true) to cut the documents to the model's "
+                "document_length, each result saying how many tokens it lost";
+      }
+      return respond(error_response(e, m.get()));
+    }
+    auto ranked = rank_by_max_sim(r->embeddings, request->options);
+    if (!ranked.ok()) return respond(error_response(ranked.error(), m.get()));
+    int64_t tokens = 0;
+    std::vector<int64_t> dropped;
+    for (size_t i = 1; i < r->embeddings.size(); ++i) {
+      tokens += r->embeddings[i].tokens;
+      dropped.push_back(r->embeddings[i].tokens_dropped);
+    }
+    HttpResponse res = json_response(200, cohere ? cohere_body(*ranked, *request, m->name, tokens) : tei_body(*ranked, *request));
+    add_dropped_headers(res, dropped);
+    res.headers.emplace_back("X-Glassbox-Rerank-Score", "MaxSim");
+    respond(std::move(res));
+  };
+  WorkItem item = make_work(ctx, m, std::move(job), req);
+  submit_work(ctx, std::move(item), respond);
+}
+
 void rerank_route(ServerContext& ctx, HttpRequest&& req, bool cohere, Responder respond) {
   auto body = parse_json_body(req.body, ctx.options.max_json_depth);
   if (!body.ok()) return respond(error_response(body.error(), nullptr));
@@ -158,6 +203,8 @@ void rerank_route(ServerContext& ctx, HttpRequest&& req, bool cohere, Responder 
   ModelLookup look = pick_cross_encoder(ctx, request->model);
   if (!look.model) return respond(lookup_refusal(look));
   auto m = look.model;
+  if (m->pipeline->decisions().multi_vector)
+    return late_interaction_route(ctx, std::move(req), cohere, request, m, std::move(respond));
   TextJob job;
   job.task = PipelineTask::kClassify;
   job.inputs = rerank_inputs(request->query, request->documents, request->options);

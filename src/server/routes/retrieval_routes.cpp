@@ -1,5 +1,6 @@
 // Dense-retrieval routes beside TEI's /embed: POST /similarity (one source sentence against a list,
-// scored with the model's declared similarity_fn_name) and POST /embed_all (token-level vectors),
+// scored with the model's declared similarity_fn_name), POST /embed_all (token-level vectors) and
+// POST /embed_multi (a multi-vector model's unit vectors per kept token, queries or documents),
 // plus the request fields the embedding and rerank routes share (embed_request.h).
 #include <cmath>
 
@@ -189,7 +190,58 @@ void embed_all(ServerContext& ctx, const HttpRequest& req, const Responder& resp
   submit_work(ctx, std::move(item), respond);
 }
 
+// glassbox: {inputs, query?: false, overflow?/truncate?, truncation_direction?, prompt_name?, model?} -> per
+// text, per kept token, a unit vector of the model's multi-vector head (docs/retrieval.md).
+void embed_multi(ServerContext& ctx, const HttpRequest& req, const Responder& respond) {
+  auto body = parse_json_body(req.body, ctx.options.max_json_depth);
+  if (!body.ok()) return respond(error_response(body.error(), nullptr));
+  ModelLookup look = pick_embedder(ctx, *body);
+  if (!look.model) return respond(lookup_refusal(look));
+  if (!look.model->pipeline->decisions().multi_vector)
+    return respond(refuse(RefusalCode::kInvalidRequest,
+                          "model '" + look.model->name + "' gives one vector per text (no multi-vector head: modules.json "
+                          "pylate.models.Dense.Dense or glassbox.json \"multi_vector\"): use /embed",
+                          "model"));
+  if (!body->contains("inputs")) return respond(refuse(RefusalCode::kInvalidRequest, "body has no \"inputs\"", "inputs"));
+  auto inputs = parse_texts((*body)["inputs"], "inputs", ctx.options);
+  if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
+  if (body->contains("dimensions") || body->contains("normalize"))
+    return respond(refuse(RefusalCode::kInvalidRequest, "a multi-vector model's token vectors are unit vectors of the model's size",
+                          body->contains("dimensions") ? "dimensions" : "normalize"));
+  auto query = optional_bool(*body, "query");
+  if (!query.ok()) return respond(error_response(query.error(), nullptr));
+  TextJob job;
+  job.task = PipelineTask::kEmbed;
+  Status st = read_embed_fields(*body, false, *inputs, job);
+  if (!st.ok()) return respond(error_response(st.error(), nullptr));
+  for (auto& in : *inputs) in.query = query->value_or(false);
+  job.inputs = std::move(inputs).value();
+  auto m = look.model;
+  job.done = [respond, m](Result<TextResults> r) {
+    if (!r.ok()) return respond(embed_error_response(r.error(), *m, "inputs"));
+    json out = json::array();
+    for (const auto& e : r->embeddings) {
+      json rows = json::array();
+      const size_t dim = e.vectors > 0 ? e.vector.size() / static_cast<size_t>(e.vectors) : 0;
+      for (int64_t t = 0; t < e.vectors; ++t)
+        rows.push_back(std::vector<float>(e.vector.begin() + static_cast<std::ptrdiff_t>(t * dim),
+                                          e.vector.begin() + static_cast<std::ptrdiff_t>((t + 1) * dim)));
+      out.push_back(std::move(rows));
+    }
+    HttpResponse res = json_response(200, out);
+    add_dropped_headers(res, dropped_of(r->embeddings));
+    respond(std::move(res));
+  };
+  WorkItem item = make_work(ctx, m, std::move(job), req);
+  submit_work(ctx, std::move(item), respond);
+}
+
 }  // namespace
+
+GB_ROUTE_HANDLER(tei_embed_multi) {
+  (void)params;
+  embed_multi(ctx, req, respond);
+}
 
 GB_ROUTE_HANDLER(tei_similarity) {
   (void)params;

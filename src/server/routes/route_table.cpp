@@ -3,6 +3,10 @@
 #include "server/routes/router.h"
 
 namespace glassbox::server {
+
+// Declared here rather than in router.h's list: only this table names it (retrieval_routes.cpp defines it).
+GB_ROUTE_HANDLER(tei_embed_multi);
+
 namespace {
 
 using P = Protocol;
@@ -40,6 +44,7 @@ const std::vector<Route> kRoutes = {
     {"POST", "/embed_sparse", P::kTei, tei_embed_sparse, "TEI sparse embeddings (SPLADE models): [{index, value}] per text"},
     {"POST", "/similarity", P::kTei, tei_similarity, "TEI similarity: a source sentence against sentences, the model's declared similarity_fn_name"},
     {"POST", "/embed_all", P::kTei, tei_embed_all, "TEI token-level vectors (the model's last hidden state per token)"},
+    {"POST", "/embed_multi", P::kTei, tei_embed_multi, "multi-vector embeddings (ColBERT models): per text, one unit vector per kept token"},
     {"GET", "/metrics", P::kMetrics, metrics_scrape, "Prometheus metrics (text format 0.0.4)"},
 };
 

@@ -68,8 +68,10 @@ void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& resp
                           "model '" + look.model->name + "' is " +
                               (task == PipelineTask::kEmbed ? "a classification model: use /predict" : "an embedding model: use /embed"),
                           "model"));
-  if (look.model->is_sparse())
-    return respond(refuse(RefusalCode::kInvalidRequest, "model '" + look.model->name + "' gives sparse vectors: use /embed_sparse",
+  if (look.model->is_sparse() || look.model->pipeline->decisions().multi_vector)
+    return respond(refuse(RefusalCode::kInvalidRequest,
+                          "model '" + look.model->name + (look.model->is_sparse() ? "' gives sparse vectors: use /embed_sparse"
+                                                          : "' gives one vector per token (ColBERT): use /embed_multi"),
                           "model"));
   if (!body->contains("inputs")) return respond(refuse(RefusalCode::kInvalidRequest, "body has no \"inputs\"", "inputs"));
   auto inputs = task == PipelineTask::kEmbed ? parse_texts((*body)["inputs"], "inputs", ctx.options)
