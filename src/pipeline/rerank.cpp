@@ -26,6 +26,20 @@ std::vector<PipelineInput> rerank_inputs(const std::string& query, const std::ve
   return inputs;
 }
 
+namespace {
+
+// Best score first, NaN scores last (the run has reported non-finite outputs already), cut to top_n.
+std::vector<RankedDocument> best_first(std::vector<RankedDocument> ranked, const RerankOptions& options) {
+  std::stable_sort(ranked.begin(), ranked.end(), [](const RankedDocument& a, const RankedDocument& b) {
+    if (std::isnan(a.score) || std::isnan(b.score)) return !std::isnan(a.score) && std::isnan(b.score);
+    return a.score > b.score;
+  });
+  if (options.top_n && *options.top_n < ranked.size()) ranked.resize(*options.top_n);
+  return ranked;
+}
+
+}  // namespace
+
 Result<std::vector<RankedDocument>> rank_documents(const Pipeline& pipeline, const std::vector<Classification>& scored,
                                                    const RerankOptions& options) {
   const auto& dec = pipeline.decisions();
@@ -49,13 +63,7 @@ Result<std::vector<RankedDocument>> rank_documents(const Pipeline& pipeline, con
     r.windows = c.windows;
     ranked.push_back(r);
   }
-  // NaN scores sort last (the run would have reported non-finite outputs already).
-  std::stable_sort(ranked.begin(), ranked.end(), [](const RankedDocument& a, const RankedDocument& b) {
-    if (std::isnan(a.score) || std::isnan(b.score)) return !std::isnan(a.score) && std::isnan(b.score);
-    return a.score > b.score;
-  });
-  if (options.top_n && *options.top_n < ranked.size()) ranked.resize(*options.top_n);
-  return ranked;
+  return best_first(std::move(ranked), options);
 }
 
 Result<double> max_sim(const std::vector<float>& query, const std::vector<float>& document, int64_t dim) {
@@ -109,12 +117,7 @@ Result<std::vector<RankedDocument>> rank_by_max_sim(const std::vector<Embedding>
     r.tokens_dropped = embedded[i].tokens_dropped;
     ranked.push_back(r);
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const RankedDocument& a, const RankedDocument& b) {
-    if (std::isnan(a.score) || std::isnan(b.score)) return !std::isnan(a.score) && std::isnan(b.score);
-    return a.score > b.score;
-  });
-  if (options.top_n && *options.top_n < ranked.size()) ranked.resize(*options.top_n);
-  return ranked;
+  return best_first(std::move(ranked), options);
 }
 
 Result<std::vector<RankedDocument>> rerank(const Pipeline& pipeline, const std::string& query,

@@ -151,6 +151,29 @@ void similarity(ServerContext& ctx, const HttpRequest& req, const Responder& res
   submit_work(ctx, std::move(item), respond);
 }
 
+// The answer of /embed_all and /embed_multi: per text, its flat vector cut into rows_of(e) equal rows
+// (token vectors, or a multi-vector model's per-token vectors), and the dropped-token headers.
+template <class RowsOf>
+std::function<void(Result<TextResults>)> rows_answer(Responder respond, std::shared_ptr<const LoadedModel> m,
+                                                      RowsOf rows_of) {
+  return [respond, m, rows_of](Result<TextResults> r) {
+    if (!r.ok()) return respond(embed_error_response(r.error(), *m, "inputs"));
+    json out = json::array();
+    for (const auto& e : r->embeddings) {
+      const int64_t n = rows_of(e);
+      const size_t width = n > 0 ? e.vector.size() / static_cast<size_t>(n) : 0;
+      json rows = json::array();
+      for (int64_t t = 0; t < n; ++t)
+        rows.push_back(std::vector<float>(e.vector.begin() + static_cast<std::ptrdiff_t>(t * width),
+                                          e.vector.begin() + static_cast<std::ptrdiff_t>((t + 1) * width)));
+      out.push_back(std::move(rows));
+    }
+    HttpResponse res = json_response(200, out);
+    add_dropped_headers(res, dropped_of(r->embeddings));
+    respond(std::move(res));
+  };
+}
+
 // TEI: {inputs, truncate?, truncation_direction?, prompt_name?} -> per text, per token, a vector.
 void embed_all(ServerContext& ctx, const HttpRequest& req, const Responder& respond) {
   auto body = parse_json_body(req.body, ctx.options.max_json_depth);
@@ -170,22 +193,7 @@ void embed_all(ServerContext& ctx, const HttpRequest& req, const Responder& resp
   Status st = read_embed_fields(*body, false, *inputs, job);
   if (!st.ok()) return respond(error_response(st.error(), nullptr));
   job.inputs = std::move(inputs).value();
-  auto m = look.model;
-  job.done = [respond, m](Result<TextResults> r) {
-    if (!r.ok()) return respond(embed_error_response(r.error(), *m, "inputs"));
-    json out = json::array();
-    for (const auto& e : r->embeddings) {
-      json rows = json::array();
-      const size_t hidden = e.tokens > 0 ? e.vector.size() / static_cast<size_t>(e.tokens) : 0;
-      for (int64_t t = 0; t < e.tokens; ++t)
-        rows.push_back(std::vector<float>(e.vector.begin() + static_cast<std::ptrdiff_t>(t * hidden),
-                                          e.vector.begin() + static_cast<std::ptrdiff_t>((t + 1) * hidden)));
-      out.push_back(std::move(rows));
-    }
-    HttpResponse res = json_response(200, out);
-    add_dropped_headers(res, dropped_of(r->embeddings));
-    respond(std::move(res));
-  };
+  job.done = rows_answer(respond, look.model, [](const Embedding& e) { return e.tokens; });
   WorkItem item = make_work(ctx, m, std::move(job), req);
   submit_work(ctx, std::move(item), respond);
 }
@@ -216,22 +224,7 @@ void embed_multi(ServerContext& ctx, const HttpRequest& req, const Responder& re
   if (!st.ok()) return respond(error_response(st.error(), nullptr));
   for (auto& in : *inputs) in.query = query->value_or(false);
   job.inputs = std::move(inputs).value();
-  auto m = look.model;
-  job.done = [respond, m](Result<TextResults> r) {
-    if (!r.ok()) return respond(embed_error_response(r.error(), *m, "inputs"));
-    json out = json::array();
-    for (const auto& e : r->embeddings) {
-      json rows = json::array();
-      const size_t dim = e.vectors > 0 ? e.vector.size() / static_cast<size_t>(e.vectors) : 0;
-      for (int64_t t = 0; t < e.vectors; ++t)
-        rows.push_back(std::vector<float>(e.vector.begin() + static_cast<std::ptrdiff_t>(t * dim),
-                                          e.vector.begin() + static_cast<std::ptrdiff_t>((t + 1) * dim)));
-      out.push_back(std::move(rows));
-    }
-    HttpResponse res = json_response(200, out);
-    add_dropped_headers(res, dropped_of(r->embeddings));
-    respond(std::move(res));
-  };
+  job.done = rows_answer(respond, look.model, [](const Embedding& e) { return e.vectors; });
   WorkItem item = make_work(ctx, m, std::move(job), req);
   submit_work(ctx, std::move(item), respond);
 }
