@@ -147,7 +147,7 @@ void similarity(ServerContext& ctx, const HttpRequest& req, const Responder& res
     add_dropped_headers(res, dropped_of(es));
     respond(std::move(res));
   };
-  WorkItem item = make_work(ctx, m, std::move(job), req);
+  WorkItem item = make_work(ctx, look.model, std::move(job), req);
   submit_work(ctx, std::move(item), respond);
 }
 
@@ -194,7 +194,7 @@ void embed_all(ServerContext& ctx, const HttpRequest& req, const Responder& resp
   if (!st.ok()) return respond(error_response(st.error(), nullptr));
   job.inputs = std::move(inputs).value();
   job.done = rows_answer(respond, look.model, [](const Embedding& e) { return e.tokens; });
-  WorkItem item = make_work(ctx, m, std::move(job), req);
+  WorkItem item = make_work(ctx, look.model, std::move(job), req);
   submit_work(ctx, std::move(item), respond);
 }
 
@@ -225,7 +225,7 @@ void embed_multi(ServerContext& ctx, const HttpRequest& req, const Responder& re
   for (auto& in : *inputs) in.query = query->value_or(false);
   job.inputs = std::move(inputs).value();
   job.done = rows_answer(respond, look.model, [](const Embedding& e) { return e.vectors; });
-  WorkItem item = make_work(ctx, m, std::move(job), req);
+  WorkItem item = make_work(ctx, look.model, std::move(job), req);
   submit_work(ctx, std::move(item), respond);
 }
 
