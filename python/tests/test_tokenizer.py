@@ -36,6 +36,8 @@ def configure(tk, mode):
         tk.enable_truncation(24, stride=6, strategy="longest_first", direction="right")
     elif mode == "overflow_pairs":
         tk.enable_truncation(40, stride=4, strategy="longest_first", direction="right")
+    elif mode == "overflow_only_second":
+        tk.enable_truncation(32, stride=0, strategy="only_second", direction="right")
     elif mode == "overflow_left":
         tk.enable_truncation(16, stride=3, strategy="only_first", direction="left")
     elif mode in ("padding", "padding_left"):
