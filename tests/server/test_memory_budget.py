@@ -86,3 +86,84 @@ def test_text_model_over_budget_is_refused_at_load(models, start_server):
         assert "0 of 1 models ready" in log or not s.ready(), log
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def explain_memory(server, model):
+    ex = requests.get(server.url("/v2/models/%s/explain" % model), timeout=30).json()
+    return {r["field"]: r for r in ex["model"]["memory"]}
+
+
+def index(server):
+    return {e["name"]: e for e in requests.post(server.url("/v2/repository/index"), json={}, timeout=30).json()}
+
+
+def two_langid_copies():
+    repo = tempfile.mkdtemp(prefix="glassbox-membudget-server-")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "langid")
+    for name in ("a", "b"):
+        shutil.copytree(src, os.path.join(repo, name))
+    return repo
+
+
+def burst(server, model, seconds, clients=4):
+    """Largest-shape requests (max_batch_size texts truncated to max_length) from `clients` threads."""
+    import threading
+    text = " ".join(["hello"] * 600)  # truncated to max_length (langid declares truncation)
+    body = {"inputs": [{"name": "text", "datatype": "BYTES", "shape": [8], "data": [text] * 8}]}
+    codes = []
+    deadline = time.monotonic() + seconds
+
+    def client():
+        while time.monotonic() < deadline:
+            codes.append(requests.post(server.url("/v2/models/%s/infer" % model), json=body, timeout=120).status_code)
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return codes
+
+
+def test_server_budget_refuses_what_does_not_fit_unload_frees_it_and_a_burst_stays_under(start_server, monkeypatch):
+    # Under ASan freed memory waits in a quarantine instead of being reused: the sanitizer's RSS, not the server's.
+    monkeypatch.setenv("ASAN_OPTIONS", ":".join(o for o in [os.environ.get("ASAN_OPTIONS", ""), "quarantine_size_mb=0",
+                                                            "detect_leaks=0"] if o))
+    repo = two_langid_copies()
+    try:
+        flags = ["--model-repository", repo, "--max-batch-size", "8"]
+        # 1. With room for both: each model's account is what the server sums (b's row names a's).
+        s = start_server(flags + ["--max-memory", "16G"])
+        mem_b = explain_memory(s, "b")
+        assert "memory.server" in mem_b, mem_b
+        taken_by_a = int(mem_b["memory.server"]["source"].split(" bytes were taken")[0].rsplit(" ", 1)[1])
+        total_b = int(mem_b["memory.total"]["value"].split()[0])  # process + tokenizer + weights + run tensors
+        assert taken_by_a > 0 and total_b > taken_by_a, (taken_by_a, total_b)
+        s.stop()
+        # 2. A budget with room for one (plus half of the other's account): a loads, b is refused naming the numbers.
+        budget = total_b + taken_by_a // 2
+        s = start_server(flags + ["--max-memory", str(budget)], timeout=120)  # ready: both first loads done, one READY
+        idx = index(s)
+        assert idx["a"]["state"] == "READY", idx
+        assert idx["b"]["state"] == "UNAVAILABLE", idx
+        reason = idx["b"]["reason"]
+        assert "over the budget of" in reason, reason
+        assert "the server's max_memory %d" % budget in reason, reason
+        # 3. Unload frees a's account: b now loads; a is refused in turn.
+        assert requests.post(s.url("/v2/repository/models/a/unload"), timeout=30).status_code == 200
+        r = requests.post(s.url("/v2/repository/models/b/load"), timeout=120)
+        assert r.status_code == 200, r.text
+        assert index(s)["b"]["state"] == "READY"
+        r = requests.post(s.url("/v2/repository/models/a/load"), timeout=120)
+        assert r.status_code == 400 and "max_memory" in r.text, r.text
+        # 4. A burst of largest-shape requests (8 x 256 tokens, 4 clients): the server's peak RSS stays under its budget.
+        codes = burst(s, "b", seconds=15 * min(2, SLOW_FACTOR))
+        assert codes and all(c == 200 for c in codes), set(codes)
+        peak = vm(s.proc.pid, "VmHWM")
+        print("server budget %d, peak RSS %d (%.3f), %d requests" % (budget, peak, peak / budget, len(codes)))
+        assert peak <= budget, "peak RSS %d over the budget %d" % (peak, budget)
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+
+
+SLOW_FACTOR = float(os.environ.get("GLASSBOX_TEST_SLOWDOWN", "1"))
