@@ -75,6 +75,7 @@ Result<MemoryReport> dry_run_memory(const Session& session, const std::vector<Na
     if (!ran.ok()) return std::move(ran).take_error().with_where("dry run at " + account.shape);
     if (stats.used_memory_plan) account.arena = std::max(account.arena, stats.arena_bytes);
     else account.first_run = std::max(account.first_run, stats.peak_bytes);
+    if (pass == 0) GB_RETURN_IF_ERROR(check_memory_account(account));  // no second run (its arena) when already over
   }
   GB_RETURN_IF_ERROR(check_memory_account(account));
   return account;
