@@ -25,6 +25,7 @@ struct MemoryEstimate {
   int64_t arena = 0;              // RunStats::arena_bytes of the later runs (one arena of the static plan)
   int64_t arena_counted = 0;      // the part of `arena` counted on top of first_run (see run())
   int64_t budget = 0;             // 0 = none
+  int64_t run_limit = 0;          // each run's tensors under the budget (the session's MemoryReport::run_limit); 0 = none
   int64_t run() const { return first_run + arena_counted; }
   int64_t total() const { return baseline + tokenizer + weights + run(); }
 };
@@ -35,33 +36,26 @@ struct BudgetedPipeline {
   std::vector<Derivation> rows;            // max_memory and, with an estimate, the breakdown (explain prints them)
 };
 
-// Loads `dir` under its budget: `flag_budget` (bytes; 0 = not given) > glassbox.json "max_memory" > off.
-// With a budget (or `always_estimate`), dry-runs the largest declared shape, batch_size x max_length
-// unless `shape` ({batch, tokens}; tokens 0 = max_length) declares one, and refuses a model whose estimate exceeds it.
+// Loads `dir` under its budget: `flag_budget` (bytes; 0 = not given; `flag_source` says where it came from in
+// explain) > glassbox.json "max_memory" > off. With a budget (or `always_estimate`), dry-runs the largest declared
+// shape, batch_size x max_length unless `shape` ({batch, tokens}; tokens 0 = max_length) declares one, and refuses
+// a model whose estimate exceeds it (the rule is the session's: SessionOptions::max_memory).
 Result<BudgetedPipeline> load_with_budget(const std::string& dir, const PipelineOptions& options, int64_t flag_budget,
                                           bool always_estimate = false,
-                                          std::optional<std::pair<int64_t, int64_t>> shape = std::nullopt);
+                                          std::optional<std::pair<int64_t, int64_t>> shape = std::nullopt,
+                                          const std::string& flag_source = "flag --max-memory");
 
-// The estimate of a loaded pipeline at batch x tokens (two dry runs through its session).
-Result<MemoryEstimate> estimate_text_memory(const Pipeline& pipeline, int64_t batch, int64_t tokens, int64_t tokenizer_bytes,
-                                            int64_t weights_bytes, int64_t budget);
-
-// Refuses an estimate over its budget, naming every number; ok when under or without a budget.
-Status check_memory_budget(const MemoryEstimate& e, const std::string& where);
+// The estimate of a loaded pipeline at batch x tokens: two dry runs through Session::check_memory, with the
+// process (baseline + load growth) and the tokenizer as what it reserves; refused there when the pipeline's session
+// has a budget (SessionOptions::max_memory) the estimate exceeds, naming every number.
+Result<MemoryEstimate> estimate_text_memory(const Pipeline& pipeline, int64_t batch, int64_t tokens, int64_t process_bytes,
+                                            int64_t tokenizer_bytes);
 
 // The breakdown as explain rows ("memory.weights", ...), each saying how it was counted.
 std::vector<Derivation> memory_rows(const MemoryEstimate& e);
 
 // glassbox.json's "max_memory" (bytes, or "512M"); 0 when absent. `where` names the file in errors.
 Result<int64_t> budget_in_glassbox_json(const nlohmann::json& glassbox, const std::string& where);
-
-// Bytes of the initializers of the ONNX file at `model_path` (as the loader maps or copies them).
-Result<int64_t> initializer_bytes(const std::string& model_path);
-
-// A bare model under a budget (`glassbox run --max-memory`): the bytes left for one run's tensors
-// after the process baseline and the model's initializers (the run's SessionOptions::memory_limit_bytes:
-// an allocation past it is refused before it happens); kLimitExceeded naming the numbers when none are.
-Result<int64_t> run_tensor_budget(const std::string& model_path, int64_t budget);
 
 // Resident-set growth while loading tokenizer.json at `path` once (the heap keeps what parsing used).
 int64_t measure_tokenizer_bytes(const std::string& path);

@@ -39,6 +39,12 @@ const char* pool_wait_name(PoolWait w);  // "auto", "spin", "sleep"
 // "auto" | "spin" | "sleep" (kInvalidArgument naming the choices otherwise).
 Result<PoolWait> parse_pool_wait(const std::string& text);
 
+// An input's name and dims (SessionOptions::max_input_shapes).
+struct NamedShape {
+  std::string name;
+  std::vector<int64_t> dims;
+};
+
 // Every setting of a Session. Each field: default, then why.
 struct SessionOptions {
   // Intra-op threads. 0 = physical_core_count(): hyperthread siblings share the FPUs
@@ -92,6 +98,33 @@ struct SessionOptions {
   // spins between runs. Default auto: the spin's gain on a quiet machine without its loss
   // (a spinner taking the core a descheduled thread needs) on a loaded one.
   PoolWait pool_wait = PoolWait::kAuto;
+  // Memory budget in bytes (docs/memory.md); 0 = off: the right figure is the machine's and the deployment's,
+  // not ours (without one, a shape the machine cannot hold ends in the OOM killer, not an Error). With it, load
+  // refuses (kLimitExceeded, naming every number) a model whose max_memory_reserved + weights exceed it, and,
+  // with max_input_shapes, one whose reserved + weights + the run tensors of that shape do; every run's tensors
+  // are then limited to what reserved + weights leave (memory_limit_bytes lowered to it): a run whose shapes would
+  // exceed the budget is refused at the allocation that would cross it, before that allocation is made.
+  int64_t max_memory = 0;
+  // Bytes of max_memory already taken outside this session, counted first: the process, a tokenizer, a KV-cache
+  // reservation (the pipelines and the server fill it with their measured or declared figures). 0: nothing else.
+  int64_t max_memory_reserved = 0;
+  // The declared largest input shapes, dry-run at load under max_memory, twice (the first run plans the shape,
+  // the second runs on its arena), on zero-filled inputs: every input needs a shape here. Empty: load checks
+  // reserved + weights only; Session::check_memory dry-runs inputs the caller chose (a pipeline's text).
+  std::vector<NamedShape> max_input_shapes;
+};
+
+// A session's memory account under SessionOptions::max_memory (Session::memory_report, check_memory). Bytes.
+struct MemoryReport {
+  int64_t budget = 0;     // SessionOptions::max_memory; 0 = off
+  int64_t reserved = 0;   // taken outside the session (SessionOptions::max_memory_reserved, or check_memory's)
+  int64_t weights = 0;    // the model's initializers as loaded, counted whole (mapped views count as resident)
+  int64_t run_limit = 0;  // each run's tensors: budget - reserved - weights (memory_limit_bytes); 0 = no budget
+  std::string shape;      // the dry-run shape, "input_ids[8,256] attention_mask[8,256]"; "" when none ran
+  int64_t first_run = 0;  // RunStats::peak_bytes of its first run (tensor by tensor; the heap keeps that memory)
+  int64_t arena = 0;      // RunStats::arena_bytes of its second run (the shape's static plan, kept for reuse)
+  int64_t run() const { return first_run + arena; }
+  int64_t total() const { return reserved + weights + run(); }
 };
 
 // What the packed-weights cache did for one session (SessionOptions::weights_cache).
@@ -210,6 +243,13 @@ class Session {
   // The packed-weights cache's state (SessionOptions::weights_cache). wait_for_write: first
   // wait until a cache file being written in the background is finished (tests, explain).
   WeightsCacheReport weights_cache_report(bool wait_for_write = false) const;
+  // The memory account (SessionOptions::max_memory): weights and run limit from load, the last dry run's figures.
+  MemoryReport memory_report() const;
+  // Dry-runs `inputs` twice (the first run plans their shape, the second runs on its arena) and checks
+  // reserved + weights + those run tensors against max_memory: kLimitExceeded naming every number when over
+  // (never with max_memory 0). `reserved` >= 0 replaces SessionOptions::max_memory_reserved in this check (a
+  // caller that measured more after load). The figures are kept for memory_report().
+  Result<MemoryReport> check_memory(const std::vector<NamedTensor>& inputs, int64_t reserved = -1) const;
 
   // Runs the model. Inputs are matched by name; every model input must be given,
   // with the declared dtype, rank and fixed dims. Outputs come back in model

@@ -59,9 +59,9 @@ void inspect_memory(const InspectArgs& a) {
   const Pipeline& p = loaded->pipeline;
   const int64_t max_length = p.decisions().max_length;
   auto total_at = [&](int64_t batch, int64_t tokens) {
-    auto r = pipeline::estimate_text_memory(p, batch, tokens, e.tokenizer, e.weights, budget);
+    auto r = pipeline::estimate_text_memory(p, batch, tokens, e.baseline, e.tokenizer);  // process row: with the load's growth
     if (!r.ok()) cli::fail("inspect", r.error());
-    return r->total() + (e.baseline - r->baseline);  // the load's measured growth, counted in e's process row
+    return r->total();
   };
   nlohmann::ordered_json j{{"model", a.path}, {"shape", {{"batch", e.batch}, {"tokens", e.tokens}}}, {"estimate_bytes", e.total()},
                            {"breakdown", {{"process", e.baseline}, {"tokenizer", e.tokenizer}, {"weights", e.weights},

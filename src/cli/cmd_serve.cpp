@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/serve_config.h"
+#include "core/process_memory.h"
 #include "cli/session_flags.h"
 
 namespace {
@@ -21,6 +22,19 @@ void add_server_flag(CLI::App* cmd, ServeArgs& a, const std::string& flag, const
        target = v;
        a.config.sources["server." + field] = "flag";
      }, help + " (default: " + CLI::detail::to_string(target) + "; `glassbox explain --serve` says why)");
+}
+
+// --max-memory BYTES (4G, 512M): ServerOptions::max_memory, a size rather than a bare number.
+void add_max_memory_flag(CLI::App* cmd, ServeArgs& a) {
+  cmd->add_option_function<std::string>("--max-memory", [&a](const std::string& v) {
+       a.config.server.max_memory = glassbox::parse_byte_size(v).value();
+       a.config.sources["server.max_memory"] = "flag";
+     }, "BYTES (4G, 512M): server-wide memory budget: the process and every loaded model's estimate must fit; a model "
+        "that does not fit what the others leave is refused at load (default: off; `glassbox explain --serve` says why)")
+      ->check([](const std::string& v) {
+        auto b = glassbox::parse_byte_size(v);
+        return b.ok() ? std::string() : b.error().to_string();
+      });
 }
 
 }  // namespace
@@ -57,6 +71,7 @@ void add_serve_command(CLI::App& app) {
   add_server_flag(cmd, *a, "--max-queue-delay-ms", "max_queue_delay_ms", s.max_queue_delay_ms, "wait for a fuller batch");
   add_server_flag(cmd, *a, "--kv-cache-bytes", "kv_cache_bytes", s.kv_cache_bytes,
                   "KV cache bytes per generation model (requests reserve prompt + max_new_tokens at admission)");
+  add_max_memory_flag(cmd, *a);
   add_server_flag(cmd, *a, "--default-timeout-ms", "default_timeout_ms", s.default_timeout_ms, "deadline of requests that send none (0 = none)");
   add_server_flag(cmd, *a, "--numerics-check", "numerics_check", s.numerics_check,
                   "off | sampled | all: engine runs that carry the first-non-finite-node observer");

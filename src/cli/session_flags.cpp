@@ -85,6 +85,7 @@ void SessionFlags::apply(SessionOptions& o, std::map<std::string, std::string>* 
   if (precision) o.precision = *precision, mark("precision");
   if (weights_cache) o.weights_cache = *weights_cache, mark("weights_cache");
   if (pool_wait) o.pool_wait = *pool_wait, mark("pool_wait");
+  if (max_memory) o.max_memory = *max_memory, mark("max_memory");
 }
 
 void SessionFlags::apply(PipelineOptions& o) const {

@@ -27,8 +27,8 @@ struct SessionFlags {
   std::optional<Precision> precision;
   std::optional<std::string> weights_cache;  // "" = off
   std::optional<PoolWait> pool_wait;
-  // --max-memory (bytes): read by the verbs that load models (pipeline::load_with_budget, run's
-  // per-run limit), not a SessionOptions field: the budget counts the process and tokenizer too.
+  // --max-memory (bytes): SessionOptions::max_memory; a model directory's pipeline (pipeline::load_with_budget)
+  // passes it with the process and the tokenizer as what is reserved, `run` with the process.
   std::optional<int64_t> max_memory;
 
   // Writes every given flag into `o`; with `sources`, records "session.<field>" = "flag" for each.

@@ -50,6 +50,39 @@ std::string padding_text(const std::optional<PaddingPolicy>& p) {
 #define GB_FIELD(S, field, to_text, reason, risk) \
   Field<S> { #field, [](const S& o) { return to_text(o.field); }, [](S& o, const json& j) { j.get_to(o.field); }, reason, risk }
 
+// SessionOptions::max_memory and its inputs (docs/memory.md).
+std::vector<Field<SessionOptions>> session_memory_fields() {
+  return {
+      GB_FIELD(SessionOptions, max_memory, num_text,
+               "0 = off: the right budget is the machine's and the deployment's, not ours; with one, load refuses what does "
+               "not fit (reserved + weights + the declared largest shape's run tensors) and each run's tensors are limited "
+               "to what reserved + weights leave (docs/memory.md)",
+               "off: a shape the machine cannot hold ends in the OOM killer, not an Error; too low refuses a model or "
+               "requests that would fit"),
+      GB_FIELD(SessionOptions, max_memory_reserved, num_text,
+               "0: the caller counts nothing outside the session; pipelines and the server fill in the process and "
+               "tokenizer (measured) and a server's other models",
+               "too low lets the budget count less than is resident (the measured RSS check in ctest runtime_memory_rss)"),
+      {"max_input_shapes",
+       [](const SessionOptions& o) {
+         std::string s = "[";
+         for (const auto& n : o.max_input_shapes) {
+           s += (s.size() > 1 ? " " : "") + n.name + "[";
+           for (size_t i = 0; i < n.dims.size(); ++i) s += (i ? "," : "") + std::to_string(n.dims[i]);
+           s += "]";
+         }
+         return s + "]";
+       },
+       [](SessionOptions& o, const json& j) {
+         o.max_input_shapes.clear();
+         for (const auto& [name, dims] : j.items()) o.max_input_shapes.push_back({name, dims.get<std::vector<int64_t>>()});
+       },
+       "none: a pipeline dry-runs its own largest text shape (batch_size x max_length); a bare session declares "
+       "{\"input\": [dims]} to have it dry-run at load under max_memory",
+       "none with a budget checks the weights only at load: an oversized run is still refused at its allocation"},
+  };
+}
+
 const std::vector<Field<SessionOptions>>& session_fields() {
   static const std::vector<Field<SessionOptions>> f = {
       GB_FIELD(SessionOptions, threads, num_text,
@@ -109,7 +142,12 @@ const std::vector<Field<SessionOptions>>& session_fields() {
        "spin burns up to 200 us of a core per wait even when others need it (3.5x slower runs measured under load); "
        "sleep pays a kernel wake-up per op (~12 % of a small model's CPU in the kernel)"},
   };
-  return f;
+  static const std::vector<Field<SessionOptions>> all = [] {
+    std::vector<Field<SessionOptions>> v = f;
+    for (auto& m : session_memory_fields()) v.push_back(std::move(m));
+    return v;
+  }();
+  return all;
 }
 
 const std::vector<Field<graph::LoadOptions>>& load_fields() {
@@ -198,7 +236,7 @@ const std::vector<Field<ProcessOptions>>& process_fields() {
 
 // If an options struct gains a field, its table must gain a row (with a reason) too.
 static_assert(aggregate_field_count<ProcessOptions>() == 1, "ProcessOptions changed: update process_fields() in explain.cpp");
-static_assert(aggregate_field_count<SessionOptions>() == 13, "SessionOptions changed: update session_fields() in explain.cpp");
+static_assert(aggregate_field_count<SessionOptions>() == 16, "SessionOptions changed: update session_fields() in explain.cpp");
 static_assert(aggregate_field_count<graph::LoadOptions>() == 8, "LoadOptions changed: update load_fields() in explain.cpp");
 static_assert(aggregate_field_count<EncodeOptions>() == 7, "EncodeOptions changed: update encode_fields() in explain.cpp");
 static_assert(aggregate_field_count<UnpadOptions>() == 3, "UnpadOptions changed: update unpad_fields() in explain.cpp");

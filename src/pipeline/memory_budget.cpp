@@ -57,18 +57,25 @@ Result<std::vector<NamedTensor>> batch_inputs(const Pipeline& p, const Encoding&
   return inputs;
 }
 
-Result<Derivation> derive_budget(const ModelDirFiles& files, int64_t flag_budget, int64_t& budget) {
+Result<Derivation> derive_budget(const ModelDirFiles& files, int64_t flag_budget, const std::string& flag_source, int64_t& budget) {
   Derivation row{"max_memory", "", ""};
   budget = 0;
   if (flag_budget > 0) {
     budget = flag_budget;
-    row.source = "flag --max-memory";
+    row.source = flag_source;
   } else {
     GB_ASSIGN_OR_RETURN(budget, budget_in_glassbox_json(files.glassbox, files.dir + "/glassbox.json"));
     row.source = budget > 0 ? "glassbox.json" : "default: off (the right budget is the machine's and the deployment's)";
   }
   row.value = budget > 0 ? std::to_string(budget) : "off";
   return row;
+}
+
+// A budget refusal from the session names what it reserved; the pipeline says what that was.
+Error with_reserved_parts(Error e, int64_t process, int64_t tokenizer) {
+  if (e.code == ErrorCode::kLimitExceeded && e.what.find("budget") != std::string::npos)
+    e.what += "; reserved = process " + std::to_string(process) + " + tokenizer " + std::to_string(tokenizer);
+  return e;
 }
 
 }  // namespace
@@ -86,105 +93,65 @@ Result<int64_t> budget_in_glassbox_json(const nlohmann::json& glassbox, const st
                     where, "use \"max_memory\": \"512M\"");
 }
 
-Result<int64_t> run_tensor_budget(const std::string& model_path, int64_t budget) {
-  const int64_t baseline = process_baseline_rss_bytes();
-  GB_ASSIGN_OR_RETURN(int64_t weights, initializer_bytes(model_path));
-  const int64_t left = budget - baseline - weights;
-  if (left > 0) return left;
-  return make_error(ErrorCode::kLimitExceeded,
-                    "the process (" + std::to_string(baseline) + " bytes) and the model's weights (" + std::to_string(weights) +
-                        " bytes) already exceed the budget of " + std::to_string(budget) + " bytes (" + format_bytes(budget) + ")",
-                    model_path, "raise --max-memory");
-}
-
 int64_t measure_tokenizer_bytes(const std::string& path) {
   const int64_t before = process_rss_bytes();
   { auto tok = Tokenizer::from_file(path); }
   return std::max<int64_t>(0, process_rss_bytes() - before);
 }
 
-Result<MemoryEstimate> estimate_text_memory(const Pipeline& pipeline, int64_t batch, int64_t tokens, int64_t tokenizer_bytes,
-                                            int64_t weights_bytes, int64_t budget) {
+Result<MemoryEstimate> estimate_text_memory(const Pipeline& pipeline, int64_t batch, int64_t tokens, int64_t process_bytes,
+                                            int64_t tokenizer_bytes) {
   if (batch < 1 || tokens < 1)
     return make_error(ErrorCode::kInvalidArgument, "shape " + std::to_string(batch) + " x " + std::to_string(tokens) + " is empty");
   GB_ASSIGN_OR_RETURN(EncodedText text, text_of_tokens(pipeline, tokens));
   GB_ASSIGN_OR_RETURN(auto inputs, batch_inputs(pipeline, text.encoding, batch));
+  const std::string at = std::to_string(batch) + " x " + std::to_string(text.encoding.ids.size()) + " tokens";
+  // The session's rule (SessionOptions::max_memory): process + tokenizer are what it counts as reserved.
+  auto report = pipeline.session().check_memory(inputs, process_bytes + tokenizer_bytes);
+  if (!report.ok()) return with_reserved_parts(std::move(report).take_error(), process_bytes, tokenizer_bytes).with_where(at);
   MemoryEstimate e;
-  for (int pass = 0; pass < 2; ++pass) {  // the first run plans the shape, the second runs on its arena
-    RunStats stats;
-    auto ran = pipeline.session().run(inputs, &stats);
-    if (!ran.ok())
-      return std::move(ran).take_error().with_where("dry run at " + std::to_string(batch) + " x " +
-                                                    std::to_string(text.encoding.ids.size()) + " tokens");
-    if (stats.used_memory_plan) e.arena = std::max(e.arena, stats.arena_bytes);
-    else e.first_run = std::max(e.first_run, stats.peak_bytes);
-  }
-  e.arena_counted = e.arena;
   e.batch = batch;
   e.tokens = static_cast<int64_t>(text.encoding.ids.size());
-  e.baseline = process_baseline_rss_bytes();
+  e.baseline = process_bytes;
   e.tokenizer = tokenizer_bytes;
-  e.weights = weights_bytes;
-  e.budget = budget;
+  e.weights = report->weights;
+  e.first_run = report->first_run;
+  e.arena = e.arena_counted = report->arena;
+  e.budget = report->budget;
+  e.run_limit = report->run_limit;
   return e;
 }
 
 Result<BudgetedPipeline> load_with_budget(const std::string& dir, const PipelineOptions& options, int64_t flag_budget,
-                                          bool always_estimate, std::optional<std::pair<int64_t, int64_t>> shape) {
-  process_baseline_rss_bytes();  // before anything of the model is loaded
+                                          bool always_estimate, std::optional<std::pair<int64_t, int64_t>> shape,
+                                          const std::string& flag_source) {
+  const int64_t baseline = process_baseline_rss_bytes();  // before anything of the model is loaded
   GB_ASSIGN_OR_RETURN(ModelDirFiles files, read_model_dir(dir, options.model_file));
   int64_t budget = 0;
-  GB_ASSIGN_OR_RETURN(Derivation budget_row, derive_budget(files, flag_budget, budget));
+  GB_ASSIGN_OR_RETURN(Derivation budget_row, derive_budget(files, flag_budget, flag_source, budget));
   const bool estimate = budget > 0 || always_estimate;
   const int64_t tokenizer = estimate ? measure_tokenizer_bytes(files.tokenizer_path) : 0;
-  int64_t weights = 0;
-  if (estimate) {
-    GB_ASSIGN_OR_RETURN(weights, initializer_bytes(files.model_path));
-  }
+  // The session applies the budget (SessionOptions::max_memory): it refuses the process, the tokenizer and the
+  // weights over it at load, and limits every run's tensors to what they leave (kLimitExceeded before the allocation).
   PipelineOptions opts = options;
-  if (budget > 0) {
-    // Backstop for any run: its tensors may never take more than the budget leaves after the
-    // process, the tokenizer and the weights (refused before the allocation, kLimitExceeded).
-    const int64_t left = budget - process_baseline_rss_bytes() - tokenizer - weights;
-    if (left <= 0) {
-      MemoryEstimate e{0, 0, process_baseline_rss_bytes(), tokenizer, weights, 0, 0, 0, budget};
-      return check_memory_budget(e, dir);
-    }
-    opts.session.memory_limit_bytes = std::min(opts.session.memory_limit_bytes, left);
-  }
+  opts.session.max_memory = budget;
+  opts.session.max_memory_reserved = budget > 0 ? baseline + tokenizer : 0;
   const int64_t before_load = process_rss_bytes();
-  GB_ASSIGN_OR_RETURN(Pipeline p, Pipeline::load(dir, opts));
-  BudgetedPipeline out{std::move(p), std::nullopt, {budget_row}};
+  auto loaded = Pipeline::load(dir, opts);
+  if (!loaded.ok()) return with_reserved_parts(std::move(loaded).take_error(), baseline, tokenizer);
+  BudgetedPipeline out{std::move(loaded).value(), std::nullopt, {budget_row}};
   if (!estimate) return out;
   // What loading itself left resident beyond the weights (pool threads, the parsed graph and plans, the
   // load-time probe run, allocator caches): the resident set's high-water growth across the load, measured.
+  const int64_t weights = out.pipeline.session().memory_report().weights;
   const int64_t load = std::max<int64_t>(0, process_peak_rss_bytes() - before_load - weights);
   const int64_t batch = shape ? shape->first : out.pipeline.decisions().batch_size;
   const int64_t tokens = shape && shape->second > 0 ? shape->second : out.pipeline.decisions().max_length;
-  GB_ASSIGN_OR_RETURN(MemoryEstimate e, estimate_text_memory(out.pipeline, batch, tokens, tokenizer, weights, budget));
-  e.baseline += load;  // the process row: before the model, plus what loading left beyond the weights
-  GB_RETURN_IF_ERROR(check_memory_budget(e, dir));
+  GB_ASSIGN_OR_RETURN(MemoryEstimate e, estimate_text_memory(out.pipeline, batch, tokens, baseline + load, tokenizer));
   auto rows = memory_rows(e);
   out.rows.insert(out.rows.end(), rows.begin(), rows.end());
   out.estimate = e;
   return out;
-}
-
-Status check_memory_budget(const MemoryEstimate& e, const std::string& where) {
-  if (e.budget <= 0 || e.total() <= e.budget) return {};
-  if (e.batch == 0)  // refused before loading the model: what is already there leaves nothing for runs
-    return make_error(ErrorCode::kLimitExceeded,
-                      "the process (" + std::to_string(e.baseline) + " bytes), the tokenizer (" + std::to_string(e.tokenizer) +
-                          ") and the weights (" + std::to_string(e.weights) + ") already take " + std::to_string(e.total()) +
-                          " bytes, over the budget of " + std::to_string(e.budget) + " bytes (" + format_bytes(e.budget) + ")",
-                      where, "raise --max-memory (glassbox.json max_memory)");
-  return make_error(ErrorCode::kLimitExceeded,
-                    "the model needs an estimated " + std::to_string(e.total()) + " bytes (" + format_bytes(e.total()) +
-                        ") at its largest declared shape " + std::to_string(e.batch) + " x " + std::to_string(e.tokens) +
-                        " tokens, over the budget of " + std::to_string(e.budget) + " bytes (" + format_bytes(e.budget) +
-"): process " + std::to_string(e.baseline) + " + tokenizer " + std::to_string(e.tokenizer) +
-                        " + weights " + std::to_string(e.weights) + " + run tensors " + std::to_string(e.run()),
-                    where, "raise --max-memory (glassbox.json max_memory), or declare a smaller batch_size / max_length");
 }
 
 std::vector<Derivation> memory_rows(const MemoryEstimate& e) {
@@ -202,6 +169,10 @@ std::vector<Derivation> memory_rows(const MemoryEstimate& e) {
       {"memory.arena", std::to_string(e.arena_counted), "RunStats arena of the later runs (the static plan of the shape)"},
       {"memory.total", std::to_string(e.total()) + " (" + format_bytes(e.total()) + ")", "the sum above"},
   };
+  if (e.run_limit > 0)
+    rows.push_back({"memory.run_limit", std::to_string(e.run_limit),
+                    "each run's tensors: the budget less process, tokenizer and weights (SessionOptions::max_memory; "
+                    "past it a run is refused before the allocation, HTTP 413)"});
   if (e.budget > 0)
     rows.push_back({"memory.fits", e.total() <= e.budget ? "yes" : "no",
                     std::to_string(e.total()) + " of " + std::to_string(e.budget) + " bytes"});

@@ -471,20 +471,6 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
   return Pipeline(std::move(impl));
 }
 
-namespace pipeline {
-
-Result<int64_t> initializer_bytes(const std::string& model_path) {
-  graph::LoadOptions lo;
-  lo.run_checker = false;
-  lo.run_shape_inference = false;
-  GB_ASSIGN_OR_RETURN(graph::Model m, graph::load_model(model_path, lo));
-  int64_t bytes = 0;
-  for (const auto& [name, t] : m.graph.initializers) bytes += static_cast<int64_t>(t.nbytes());
-  return bytes;
-}
-
-}  // namespace pipeline
-
 Result<EncodedText> Pipeline::encode(const PipelineInput& input, size_t index) const { return encode_one(*impl_, input, index); }
 
 Result<std::vector<EncodedText>> Pipeline::encode_windows(const PipelineInput& input, size_t index) const {

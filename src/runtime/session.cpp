@@ -19,6 +19,7 @@
 #include "ops/registry.h"
 #include "runtime/executor.h"
 #include "runtime/session_internal.h"
+#include "runtime/session_memory.h"
 #include "runtime/weights_cache.h"
 
 namespace glassbox {
@@ -94,6 +95,13 @@ class SessionImpl {
   // SessionOptions::weights_cache: null when off or unusable (weights_cache_off says why).
   std::shared_ptr<runtime::WeightsCache> weights_cache;
   WeightsCacheReport weights_cache_off;
+  // SessionOptions::max_memory's account (runtime/session_memory.h): set at load, shape figures per dry run.
+  mutable std::mutex memory_mu;
+  MemoryReport memory;
+  MemoryReport memory_report() const {
+    std::lock_guard<std::mutex> lock(memory_mu);
+    return memory;
+  }
 
   std::mutex cache_mu;
   std::list<std::pair<std::vector<Shape>, std::shared_ptr<Plan>>> cache;  // most recent first
@@ -347,6 +355,7 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
   graph::LoadOptions load_options;
   load_options.map_initializers = options.map_initializers;
   GB_ASSIGN_OR_RETURN(impl->model, graph::load_model(path, load_options));
+  GB_ASSIGN_OR_RETURN(impl->memory, runtime::memory_at_load(impl->options, impl->model, path));
   graph::Model& m = impl->model;
   impl->opset = m.opset("");
   for (const auto& f : m.functions)
@@ -374,10 +383,8 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
     impl->outputs.push_back(to_spec(vi));
   }
   impl->pool = std::make_unique<ThreadPool>(impl->options.threads, pool_wait_of(impl->options.pool_wait));
-  {
-    std::set<std::string> disabled(options.disabled_passes.begin(), options.disabled_passes.end());
-    impl->packed_weights = graph::passes::variant_enabled("packed_weights", impl->options.opt_level, disabled);
-  }
+  impl->packed_weights = graph::passes::variant_enabled(
+      "packed_weights", impl->options.opt_level, std::set<std::string>(options.disabled_passes.begin(), options.disabled_passes.end()));
   // The internal domain is the fusion passes' own; a model file may not use it.
   for (const auto& n : m.graph.nodes)
     if (n.domain == "glassbox")
@@ -396,7 +403,20 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
     GB_ASSIGN_OR_RETURN(impl->base, runtime::compile_graph(m.graph, impl->opset));
   }
   open_weights_cache(*impl, std::move(early_cache));
-  return Session(std::move(impl));
+  return runtime::checked_at_declared_largest(Session(std::move(impl)));
+}
+
+MemoryReport Session::memory_report() const { return impl_->memory_report(); }
+
+Result<MemoryReport> Session::check_memory(const std::vector<NamedTensor>& inputs, int64_t reserved) const {
+  MemoryReport account = impl_->memory_report();
+  if (reserved >= 0) account.reserved = reserved;
+  auto checked = runtime::dry_run_memory(*this, inputs, account);
+  if (checked.ok()) {
+    std::lock_guard<std::mutex> lock(impl_->memory_mu);
+    impl_->memory = *checked;
+  }
+  return checked;
 }
 
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
@@ -501,6 +521,8 @@ Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vect
   ThreadPool::RunScope in_run(pool);  // the pool's idle threads may spin only during runs (SessionOptions::pool_wait)
   auto ran = runtime::execute_values(*plan->graph, values, pool, eo, stats);
   impl_->give_back_arena(std::move(arena));
+  if (!ran.ok() && impl_->options.max_memory > 0)  // the executor's numbers, and what the budget left this run
+    return runtime::explain_run_limit(std::move(ran).take_error(), impl_->memory_report());
   GB_ASSIGN_OR_RETURN(auto outs, std::move(ran));
   if (eo.record) {
     auto built = std::make_shared<const runtime::MemoryPlan>(runtime::build_memory_plan(record, plan->graph->last_use));

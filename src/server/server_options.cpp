@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "core/aggregate_fields.h"
+#include "core/process_memory.h"
 
 namespace glassbox::server {
 namespace {
@@ -152,17 +153,42 @@ std::vector<Field> warmup_fields() {
   };
 }
 
+// The memory budget: server-wide and per model (docs/memory.md).
+std::vector<Field> memory_fields() {
+  return {
+      {"max_memory", [](const ServerOptions& o) { return o.max_memory > 0 ? std::to_string(o.max_memory) : std::string("off"); },
+       [](ServerOptions& o, const json& j) {
+         if (j.is_number_integer()) {
+           j.get_to(o.max_memory);
+           return;
+         }
+         auto b = parse_byte_size(j.get<std::string>());
+         if (!b.ok()) throw json::other_error::create(501, b.error().what, nullptr);
+         o.max_memory = *b;
+       },
+       [](const ServerOptions& o) { return json(o.max_memory); },
+       "off: the right budget is the machine's and the deployment's, not ours; with one, the process and every loaded "
+       "model's estimate (weights, tokenizer, run tensors at max_batch_size x max_length, a decoder's kv_cache_bytes) "
+       "must fit, and a model that does not fit what the others leave is refused at load",
+       "off: many models or large shapes end in the OOM killer, not an Error; a tensor model's account is its weights "
+       "and its warm-up shape, its runs are limited to what was left at its load"},
+      GB_SERVER_FIELD(model_max_memory,
+                      "{}: each model's glassbox.json \"max_memory\" (or none); a value here wins over it",
+                      "a model over its own budget is refused at load (UNAVAILABLE) even when the server has room"),
+  };
+}
+
 // Every field of ServerOptions, in declaration order.
 const std::vector<Field>& fields() {
   static const std::vector<Field> f = [] {
     std::vector<Field> all;
-    for (auto group : {http_fields(), scheduling_fields(), warmup_fields()}) all.insert(all.end(), group.begin(), group.end());
+    for (auto group : {http_fields(), scheduling_fields(), warmup_fields(), memory_fields()}) all.insert(all.end(), group.begin(), group.end());
     return all;
   }();
   return f;
 }
 
-static_assert(aggregate_field_count<ServerOptions>() == 34, "ServerOptions changed: update fields() in server_options.cpp");
+static_assert(aggregate_field_count<ServerOptions>() == 36, "ServerOptions changed: update fields() in server_options.cpp");
 
 }  // namespace
 

@@ -96,6 +96,13 @@ struct ServerOptions {
   int64_t warmup_image_size = 224;
   // Declared warm-ups by model name ({"NAME": {"inputs": {...}}}): win over the model's glassbox.json.
   nlohmann::json model_warmup = nlohmann::json::object();
+  // --- memory (docs/memory.md) ---
+  // Server-wide memory budget in bytes (config: bytes or "4G"); 0 = off (the right figure is the machine's and
+  // the deployment's). With it, the process plus every loaded model's estimate must fit: a model that does not
+  // fit what the others leave is refused at load (UNAVAILABLE, its reason naming the numbers); unload frees it.
+  int64_t max_memory = 0;
+  // Per-model budgets by model name ({"NAME": "512M"}): win over the model's glassbox.json "max_memory".
+  nlohmann::json model_max_memory = nlohmann::json::object();
 };
 
 struct ServerOptionRow {

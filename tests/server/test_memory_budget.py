@@ -86,3 +86,100 @@ def test_text_model_over_budget_is_refused_at_load(models, start_server):
         assert "0 of 1 models ready" in log or not s.ready(), log
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def explain_memory(server, model):
+    ex = requests.get(server.url("/v2/models/%s/explain" % model), timeout=30).json()
+    return {r["field"]: r for r in ex["model"]["memory"]}
+
+
+def index(server):
+    return {e["name"]: e for e in requests.post(server.url("/v2/repository/index"), json={}, timeout=30).json()}
+
+
+def two_langid_copies():
+    repo = tempfile.mkdtemp(prefix="glassbox-membudget-server-")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "langid")
+    for name in ("a", "b"):
+        shutil.copytree(src, os.path.join(repo, name))
+    return repo
+
+
+def burst(server, model, seconds, clients=4):
+    """Largest-shape requests (max_batch_size texts truncated to max_length) from `clients` threads; returns the
+    status codes and the largest VmRSS of the server sampled every 10 ms meanwhile."""
+    import threading
+    text = " ".join(["hello"] * 600)  # truncated to max_length (langid declares truncation)
+    body = {"inputs": [{"name": "text", "datatype": "BYTES", "shape": [8], "data": [text] * 8}]}
+    codes = []
+    deadline = time.monotonic() + seconds
+
+    def client():
+        while time.monotonic() < deadline:
+            codes.append(requests.post(server.url("/v2/models/%s/infer" % model), json=body, timeout=120).status_code)
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    peak = 0
+    while any(t.is_alive() for t in threads):
+        peak = max(peak, vm(server.proc.pid, "VmRSS"))
+        time.sleep(0.01)
+    for t in threads:
+        t.join()
+    return codes, peak
+
+
+def test_server_budget_refuses_what_does_not_fit_unload_frees_it_and_a_burst_stays_under(start_server, monkeypatch):
+    # Under ASan freed memory waits in a quarantine instead of being reused: the sanitizer's RSS, not the server's.
+    monkeypatch.setenv("ASAN_OPTIONS", ":".join(o for o in [os.environ.get("ASAN_OPTIONS", ""), "quarantine_size_mb=0",
+                                                            "detect_leaks=0"] if o))
+    repo = two_langid_copies()
+    try:
+        flags = ["--model-repository", repo, "--max-batch-size", "8"]
+        # 1. With room for both: each model's account is what the server sums (b's row names a's).
+        s = start_server(flags + ["--max-memory", "16G"])
+        mem_a, mem_b = explain_memory(s, "a"), explain_memory(s, "b")
+        assert "memory.server" in mem_b, mem_b
+        taken_by_a = int(mem_b["memory.server"]["source"].split(" bytes were taken")[0].rsplit(" ", 1)[1])
+        # process + tokenizer + weights + run tensors; the first model's process row also holds the server's
+        # one-time growth on its first load, so a's total is the larger.
+        total_a = int(mem_a["memory.total"]["value"].split()[0])
+        total_b = int(mem_b["memory.total"]["value"].split()[0])
+        print("a: total %d, account %d; b: total %d" % (total_a, taken_by_a, total_b))
+        assert taken_by_a > 0 and total_a > taken_by_a, (taken_by_a, total_a)
+        s.stop()
+        # 2. A budget between a's total and what b needs beside a (its total + a's account): a loads, b is refused
+        # naming the numbers.
+        assert total_a < total_b + taken_by_a, (total_a, total_b, taken_by_a)
+        budget = (total_a + total_b + taken_by_a) // 2
+        s = start_server(flags + ["--max-memory", str(budget)], timeout=120)  # ready: both first loads done, one READY
+        idx = index(s)
+        assert idx["a"]["state"] == "READY", idx
+        assert idx["b"]["state"] == "UNAVAILABLE", idx
+        reason = idx["b"]["reason"]
+        assert "over the budget of" in reason, reason
+        assert "the server's max_memory %d" % budget in reason, reason
+        # 3. Unload frees a's account: b now loads; a is refused in turn.
+        assert requests.post(s.url("/v2/repository/models/a/unload"), timeout=30).status_code == 200
+        r = requests.post(s.url("/v2/repository/models/b/load"), timeout=120)
+        assert r.status_code == 200, r.text
+        assert index(s)["b"]["state"] == "READY"
+        s.stop()
+        # 4. A server with one model and a budget 10 % above its estimate (the estimate's goal, docs/memory.md): a burst
+        # of largest-shape requests (8 x 256 tokens, 4 clients) keeps its RSS (sampled every 10 ms) under the budget.
+        # The request path (queued bodies, responses, a second kept arena) is not in the estimate: measured 1.038x
+        # the estimate on 2026-12-05, so a budget under ~1.04x the estimate is crossed (docs/memory.md, open work).
+        # (A fresh server: an unloaded model's heap pages may stay resident, which the account does not see.)
+        budget = int(total_a * 1.10)
+        s = start_server([os.path.join(repo, "a"), "--max-batch-size", "8", "--max-memory", str(budget)], timeout=120)
+        codes, peak = burst(s, "a", seconds=15 * min(2, SLOW_FACTOR))
+        assert codes and all(c == 200 for c in codes), set(codes)
+        print("server budget %d, estimate %d, sampled peak RSS %d (%.3f of the estimate), VmHWM %d, %d requests"
+              % (budget, total_a, peak, peak / total_a, vm(s.proc.pid, "VmHWM"), len(codes)))
+        assert 0 < peak <= budget, "sampled peak RSS %d over the budget %d" % (peak, budget)
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+
+
+SLOW_FACTOR = float(os.environ.get("GLASSBOX_TEST_SLOWDOWN", "1"))

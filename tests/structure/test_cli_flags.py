@@ -15,13 +15,17 @@ import subprocess
 import sys
 
 SESSION_FLAGS = {"--threads": "threads", "--opt-level": "opt_level", "--disable-pass": "disabled_passes",
-                 "--precision": "precision", "--weights-cache": "weights_cache", "--pool-wait": "pool_wait"}
+                 "--precision": "precision", "--weights-cache": "weights_cache", "--pool-wait": "pool_wait",
+                 "--max-memory": "max_memory"}
 # (verb, flag): why it is not the session flag.
 EXEMPT = {
     ("serve", "--threads"): "ServerOptions::threads (compute threads of every engine run), from the server option table",
     ("accuracy", "--precision"): "the candidate precision measured against fp32, not the session's precision",
+    ("serve", "--max-memory"): "ServerOptions::max_memory (the server-wide budget), from the server option table",
+    ("inspect", "--max-memory"): "the budget inspect checks a shape against (it loads without one)",
 }
-EXEMPT_FILES = {("src/cli/cmd_serve.cpp", "--threads"), ("src/cli/cmd_accuracy.cpp", "--precision")}
+EXEMPT_FILES = {("src/cli/cmd_serve.cpp", "--threads"), ("src/cli/cmd_accuracy.cpp", "--precision"),
+                ("src/cli/cmd_serve.cpp", "--max-memory"), ("src/cli/cmd_inspect.cpp", "--max-memory")}
 
 
 def run(cli, *args):

@@ -6,10 +6,12 @@
 
 #include <fstream>
 
+#include "core/process_memory.h"
 #include "diag/explain.h"
 #include "generation/result_json.h"
 #include "glassbox/memory_budget.h"
 #include "server/codec/oip_codec.h"
+#include "server/repository/model_memory.h"
 #include "server/repository/warmup.h"
 
 namespace glassbox::server {
@@ -41,6 +43,8 @@ Status warm_up(const LoadedModel& m, const WarmupPlan& plan) {
     if (m.is_classifier()) return m.pipeline->classify(plan.texts).status();
     return m.pipeline->embed(plan.texts).status();
   }
+  // Under a budget the warm-up is the tensor model's dry run: its shape's figures join the model's account.
+  if (m.session->options().max_memory > 0) return m.session->check_memory(plan.feeds).status();
   return m.session->run(plan.feeds).status();
 }
 
@@ -112,13 +116,17 @@ Error scrubbed(const Error& e, const std::string& dir, const std::string& where)
 // plans the engine); its explain shows the decoder, KV budget, policy and chat template.
 Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr<LoadedModel> m, const std::string& dir,
                                                                  const PipelineOptions& engine, const ServerOptions& options,
-                                                                 Metrics* metrics, const std::string& where) {
+                                                                 Metrics* metrics, const std::string& where, const ModelBudget& budget) {
   GenerationOptions gen;
   gen.session = engine.session;
   gen.precision = engine.precision;
   gen.kv_budget_bytes = options.kv_cache_bytes;
+  // docs/memory.md: weights + the KV budget + each run's tensors must fit (the KV budget is reserved up front).
+  apply_generation_budget(gen.session, budget, gen.kv_budget_bytes);
   auto session = GenerationSession::load(dir, gen);
-  if (!session.ok()) return scrubbed(session.error(), dir, where);
+  if (!session.ok()) return scrubbed(with_budget_source(session.error(), budget), dir, where);
+  const MemoryReport report = session->session().memory_report();
+  m->memory_bytes = report.weights + gen.kv_budget_bytes;
   m->kind = ModelKind::kGeneration;
   nlohmann::ordered_json gexplain = generation::explain_json(*session);
   gexplain["decoder"].erase("model");  // a server path
@@ -142,6 +150,9 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   m->dir = dir;
   m->explain = explain_json(m->engine(), nullptr);
   m->explain["generation"] = std::move(gexplain);
+  nlohmann::json memory = budget_rows(budget);  // docs/memory.md: weights + KV budget (+ the run limit under a budget)
+  for (auto& r : session_memory_rows(report, gen.kv_budget_bytes)) memory.push_back(r);
+  m->explain["memory"] = std::move(memory);
   m->warmup = {{"source", "none"}, {"declared", false}, {"outcome", "not run: generation models plan on their first prefill"}};
   m->explain["warmup"] = m->warmup;
   return std::shared_ptr<const LoadedModel>(std::move(m));
@@ -232,47 +243,45 @@ std::string client_message(const Error& e, const LoadedModel& m) {
 
 Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string& name, const std::string& version,
                                                               const std::string& dir, const PipelineOptions& engine,
-                                                              const ServerOptions& options, Metrics* metrics) {
+                                                              const ServerOptions& options, Metrics* metrics, int64_t others) {
   const std::string where = "model '" + name + "' version " + version;
   auto m = std::make_shared<LoadedModel>();
   m->name = name;
   m->version = version;
-  if (is_generation_model_dir(dir)) return load_generation_model(std::move(m), dir, engine, options, metrics, where);
+  auto budget = model_budget(name, dir, options, others);  // docs/memory.md: its own, or what the server leaves
+  if (!budget.ok()) return scrubbed(budget.error(), dir, where);
+  if (is_generation_model_dir(dir)) return load_generation_model(std::move(m), dir, engine, options, metrics, where, *budget);
   if (vision::ocr::is_ocr_model_dir(dir) || vision::is_image_model_dir(dir)) {
     m->dir = dir;
     if (Status st = load_image_kinds(*m, dir, engine); !st.ok()) return scrubbed(st.error(), dir, where);
+    m->memory_bytes = m->engine().memory_report().weights;  // not yet estimated beyond its weights (docs/memory.md)
     return std::shared_ptr<const LoadedModel>(std::move(m));
   }
   std::error_code ec;
   const bool text = std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json", ec);
   nlohmann::json memory_rows = nlohmann::json::array();  // docs/memory.md: the budget and its breakdown, for explain
   if (text) {
-    // glassbox.json max_memory (docs/memory.md): checked at the largest run the scheduler forms, max_batch_size x max_length.
-    auto p = pipeline::load_with_budget(dir, engine, 0, false, std::pair<int64_t, int64_t>{options.max_batch_size, 0});
-    if (!p.ok()) return scrubbed(p.error(), dir, where);
+    // Checked at the largest run the scheduler forms, max_batch_size x max_length.
+    auto p = pipeline::load_with_budget(dir, engine, budget->bytes, false, std::pair<int64_t, int64_t>{options.max_batch_size, 0},
+                                        budget->source());
+    if (!p.ok()) return scrubbed(with_budget_source(p.error(), *budget), dir, where);
     m->kind = ModelKind::kText;
     m->pipeline.emplace(std::move(p->pipeline));
+    if (p->estimate) m->memory_bytes = p->estimate->total() - process_baseline_rss_bytes();
     for (const auto& d : p->rows) memory_rows.push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
+    if (budget->server > 0) memory_rows.push_back(budget_rows(*budget).back());  // memory.server
     describe_text_model(*m);
   } else {
     SessionOptions session = engine.session;
     if (engine.precision) session.precision = *engine.precision;
     auto file = find_model_file(dir);  // model.onnx, onnx/model.onnx or glassbox.json "model_file"
     if (!file.ok()) return scrubbed(file.error(), dir, where);
-    // glassbox.json max_memory: what the process and the weights leave bounds each request's tensors (else 413).
-    std::ifstream gj(std::filesystem::path(dir) / "glassbox.json");
-    auto budget = pipeline::budget_in_glassbox_json(gj ? nlohmann::json::parse(gj, nullptr, false) : nlohmann::json(), "glassbox.json");
-    if (!budget.ok()) return scrubbed(budget.error(), dir, where);
-    if (*budget > 0) {
-      auto left = pipeline::run_tensor_budget(file->path, *budget);
-      if (!left.ok()) return scrubbed(left.error(), dir, where);
-      session.memory_limit_bytes = std::min(session.memory_limit_bytes, *left);
-      memory_rows.push_back({{"field", "max_memory"}, {"value", std::to_string(*budget)}, {"source", "glassbox.json"}});
-      memory_rows.push_back({{"field", "memory.run_limit"}, {"value", std::to_string(*left)},
-                             {"source", "the budget less the process and the weights: each request's tensors (413 past it)"}});
-    }
+    // The budget: the process and the weights must fit, each request's tensors get what they leave (else 413),
+    // and the warm-up is the dry run whose figures join the model's account (run_warmup).
+    session.max_memory = budget->bytes;
+    session.max_memory_reserved = budget->bytes > 0 ? process_baseline_rss_bytes() : 0;
     auto s = Session::load(file->path, session);
-    if (!s.ok()) return scrubbed(s.error(), dir, where);
+    if (!s.ok()) return scrubbed(with_budget_source(s.error(), *budget), dir, where);
     // OIP v2 carries tensors: a sequence-of-maps output (ZipMap) is refused with the alternative (docs/ml.md).
     for (const auto& o : s->outputs())
       if (o.type != ValueType::kTensor)
@@ -291,7 +300,16 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
   m->dir = dir;
   m->explain = explain_json(m->engine(), m->pipeline ? &*m->pipeline : nullptr);
   if (!memory_rows.empty()) m->explain["memory"] = std::move(memory_rows);
-  if (Status st = run_warmup(*m, options); !st.ok()) return scrubbed(st.error(), dir, where);
+  if (Status st = run_warmup(*m, options); !st.ok()) return scrubbed(with_budget_source(st.error(), *budget), dir, where);
+  if (m->session) {  // a tensor model's account: its weights and its warm-up shape's run tensors
+    const MemoryReport r = m->session->memory_report();
+    m->memory_bytes = r.weights + r.run();
+    if (budget->bytes > 0) {
+      memory_rows = budget_rows(*budget);
+      for (auto& row : session_memory_rows(r)) memory_rows.push_back(row);
+      m->explain["memory"] = memory_rows;
+    }
+  }
   if (!m->warmup_error.empty()) {  // what the index and explain show: no path of the server's
     m->warmup_error = scrubbed(make_error(ErrorCode::kInternal, m->warmup_error), dir, where).what;
     m->warmup["error"] = m->warmup_error;

@@ -51,6 +51,9 @@ struct LoadedModel {
   nlohmann::ordered_json warmup;     // the warm-up plan and its outcome (the index and explain show it)
   std::string warmup_error;          // set when it serves without warm-up (derived shapes failed, policy ready)
   std::string dir;                   // where it was loaded from: never shown to clients
+  // This model's part of the server's memory account (ServerOptions::max_memory, docs/memory.md): its estimate
+  // less the process (weights, tokenizer, run tensors, a decoder's KV budget); the repository sums them.
+  int64_t memory_bytes = 0;
 
   const Session& engine() const {
     if (image_classifier) return image_classifier->session();
@@ -80,9 +83,11 @@ std::string client_message(const Error& e, const LoadedModel& m);
 // Loads the version in `dir` and runs its warm-up (declared, else derived: warmup.h). Any failure
 // of the files, the model or a declared warm-up is the error; a derived warm-up that fails is the
 // error only under warmup_failure "unavailable" (else the model serves, warmup_error says why).
-// The model directory is never named in an error (clients see "<model>").
+// The model directory is never named in an error (clients see "<model>"). `others`: the memory accounts of
+// the models already loaded (ServerOptions::max_memory: this model gets what they leave, or is refused).
 Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string& name, const std::string& version,
                                                               const std::string& dir, const PipelineOptions& engine,
-                                                              const ServerOptions& options, Metrics* metrics = nullptr);
+                                                              const ServerOptions& options, Metrics* metrics = nullptr,
+                                                              int64_t others = 0);
 
 }  // namespace glassbox::server

@@ -207,6 +207,7 @@ void ModelRepository::load(const std::string& name, std::function<void(int, std:
 
 std::pair<int, std::string> ModelRepository::load_now(const std::string& name) {
   std::string folder;
+  int64_t others = 0;  // the memory accounts of the loaded models (docs/memory.md)
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = slots_.find(name);
@@ -219,6 +220,8 @@ std::pair<int, std::string> ModelRepository::load_now(const std::string& name) {
     }
     if (it == slots_.end()) return {404, "model '" + name + "' is not in the repository"};
     folder = it->second.folder;
+    for (const auto& [other, slot] : slots_)  // ServerOptions::max_memory: a version being replaced still counts
+      if (slot.current) others += slot.current->memory_bytes;
     if (!it->second.current) {
       it->second.state = "LOADING";
       it->second.reason = "loading";
@@ -227,7 +230,7 @@ std::pair<int, std::string> ModelRepository::load_now(const std::string& name) {
   const auto t0 = std::chrono::steady_clock::now();
   auto version = resolve_version(folder);
   Result<std::shared_ptr<const LoadedModel>> loaded =
-      version.ok() ? load_model_version(name, version->version, version->dir, engine_, options_, metrics_)
+      version.ok() ? load_model_version(name, version->version, version->dir, engine_, options_, metrics_, others)
                    : Result<std::shared_ptr<const LoadedModel>>(std::move(version).take_error().with_where("model '" + name + "'"));
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   if (on_load_) on_load_(name, loaded.ok());

@@ -1,0 +1,97 @@
+#include "server/repository/model_memory.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/process_memory.h"
+#include "glassbox/memory_budget.h"
+
+namespace glassbox::server {
+
+std::string ModelBudget::source() const {
+  std::string s;
+  if (own > 0) s = own_source + " " + std::to_string(own);
+  if (server > 0) {
+    const int64_t left = server - others;
+    if (!s.empty()) s += left < own ? ", tighter: " : ", looser: ";
+    s += "the server's max_memory " + std::to_string(server) + " less " + std::to_string(others) +
+         " taken by the models already loaded = " + std::to_string(left);
+  }
+  return s.empty() ? "default: off (the right budget is the machine's and the deployment's)" : s;
+}
+
+Result<ModelBudget> model_budget(const std::string& name, const std::string& dir, const ServerOptions& options, int64_t others) {
+  ModelBudget b;
+  b.server = std::max<int64_t>(0, options.max_memory);
+  b.others = others;
+  if (options.model_max_memory.is_object() && options.model_max_memory.contains(name)) {
+    GB_ASSIGN_OR_RETURN(b.own, pipeline::budget_in_glassbox_json({{"max_memory", options.model_max_memory[name]}},
+                                                                 "server options: model_max_memory." + name));
+    b.own_source = "serve config (server.model_max_memory)";
+  } else {
+    std::ifstream gj(std::filesystem::path(dir) / "glassbox.json");
+    const auto j = gj ? nlohmann::json::parse(gj, nullptr, false) : nlohmann::json();
+    GB_ASSIGN_OR_RETURN(b.own, pipeline::budget_in_glassbox_json(j, "glassbox.json"));
+    b.own_source = "glassbox.json";
+  }
+  b.bytes = b.own;
+  if (b.server > 0) {
+    const int64_t left = b.server - others;
+    if (left <= process_baseline_rss_bytes())
+      return make_error(ErrorCode::kLimitExceeded,
+                        "no room under the server's memory budget of " + std::to_string(b.server) + " bytes (" +
+                            format_bytes(b.server) + "): the process (" + std::to_string(process_baseline_rss_bytes()) +
+                            " bytes) and the models already loaded (" + std::to_string(others) + ") take it all",
+                        "server options: max_memory", "unload a model, or raise serve --max-memory");
+    b.bytes = b.bytes > 0 ? std::min(b.bytes, left) : left;
+  }
+  return b;
+}
+
+Error with_budget_source(Error e, const ModelBudget& b) {
+  if (e.code == ErrorCode::kLimitExceeded && b.bytes > 0) e.what += " [the budget: " + b.source() + "]";
+  return e;
+}
+
+nlohmann::json budget_rows(const ModelBudget& b) {
+  auto rows = nlohmann::json::array();
+  rows.push_back({{"field", "max_memory"}, {"value", b.bytes > 0 ? std::to_string(b.bytes) : "off"}, {"source", b.source()}});
+  if (b.server > 0)
+    rows.push_back({{"field", "memory.server"},
+                    {"value", std::to_string(b.server)},
+                    {"source", "serve --max-memory: the process and every loaded model's account must fit; " +
+                                   std::to_string(b.others) + " bytes were taken by the models loaded before this one"}});
+  return rows;
+}
+
+void apply_generation_budget(SessionOptions& session, const ModelBudget& b, int64_t kv_budget_bytes) {
+  session.max_memory = b.bytes;
+  session.max_memory_reserved = b.bytes > 0 ? process_baseline_rss_bytes() + kv_budget_bytes : 0;
+}
+
+nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_bytes) {
+  auto rows = nlohmann::json::array();
+  auto row = [&](const char* f, int64_t v, const std::string& why) {
+    rows.push_back({{"field", f}, {"value", std::to_string(v)}, {"source", why}});
+  };
+  const int64_t kv = std::max<int64_t>(0, kv_budget_bytes);
+  const int64_t process = r.budget > 0 ? r.reserved - kv : 0;  // without a budget the session counts nothing outside it
+  if (r.budget > 0) row("memory.process", process, "measured: resident set before any model loaded");
+  if (kv_budget_bytes >= 0)
+    row("memory.kv_cache", kv,
+        "server option kv_cache_bytes: what all sequences in flight may reserve together (admission refuses past it)");
+  row("memory.weights", r.weights, "the model's initializers, counted whole");
+  if (!r.shape.empty()) {
+    row("memory.first_run", r.first_run, "RunStats peak of the warm-up shape's first run (" + r.shape + ")");
+    row("memory.arena", r.arena, "RunStats arena of its second run (the static plan, kept for reuse)");
+  }
+  row("memory.total", process + kv + r.weights + r.run(), "the sum above");
+  if (r.run_limit > 0)
+    row("memory.run_limit", r.run_limit,
+        "each run's tensors: the budget less the process, the KV budget and the weights (refused past it before the "
+        "allocation: HTTP 413)");
+  return rows;
+}
+
+}  // namespace glassbox::server
