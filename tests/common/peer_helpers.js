@@ -96,4 +96,17 @@ function stopServer(server, graceMs = 20000) {
   });
 }
 
-module.exports = { checker, maxRelDiff, runCli, jsonl, startServer, stopServer };
+// Character error rate: Levenshtein distance over the truth's length (the empty truth: 0 or 1).
+function cer(got, truth) {
+  const a = [...got], b = [...truth];
+  if (!b.length) return a.length ? 1 : 0;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; ++i) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; ++j) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length] / b.length;
+}
+
+module.exports = { checker, maxRelDiff, runCli, jsonl, startServer, stopServer, cer };
