@@ -1,0 +1,207 @@
+#!/usr/bin/env node
+// Generation benchmark (issue 28, never CI): greedy decode of the same prompt token ids in three engines,
+//   glassbox      `glassbox generate MODEL_DIR --json --greedy --max-new-tokens N --threads T PROMPT...` (its own
+//                 timings: ttft_ms = prefill + first token, per_token_ms = the decode steps after it), one process
+//                 per case, peak RSS from /usr/bin/time
+//   ort           onnxruntime-node 1.30 on the same model.onnx, a plain greedy loop feeding present -> past
+//                 (what a user writes by hand), in this process after one warm-up generation
+//   transformers  @huggingface/transformers 4.3.2 pipeline('text-generation')'s model.generate (do_sample false, same
+//                 max_new_tokens; batch 1 only), TTFT from its streamer's first token
+// Prompts: tests/data/tokenizer/corpus text cut to exactly P tokens with the HF `tokenizers` peer (the model's own
+// tokenizer.json), distinct per batch row, all rows the same length (no padding in any engine). Before timing,
+// every engine's greedy tokens are compared with glassbox's (the same work is being timed); a difference is printed
+// and the case is marked.
+// Usage: node bench/generation/decode_bench.js GLASSBOX_BINARY MODEL_DIR [--threads 2] [--new-tokens 64]
+//        [--cases 1x32,1x512,8x32] [--peers ort,transformers] [--reps 3]
+// Prints one JSON line per engine and case, then a Markdown table (decode tokens/s per sequence and aggregate,
+// TTFT, peak RSS) with ratios glassbox / peer.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { spawnSync } = require('child_process');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const PEERS = path.join(ROOT, '.peers', 'node_modules');
+const tk = require(path.join(PEERS, 'tokenizers'));
+const ort = require(path.join(PEERS, 'onnxruntime-node'));
+
+function parseArgs(argv) {
+  const [glassbox, dir, ...rest] = argv;
+  if (!glassbox || !dir) throw new Error('usage: decode_bench.js GLASSBOX_BINARY MODEL_DIR [--threads T] ...');
+  const o = { glassbox, dir: path.resolve(dir), threads: 2, newTokens: 64, cases: '1x32,1x512,8x32',
+    peers: 'ort,transformers', reps: 3 };
+  for (let i = 0; i < rest.length; i += 2) {
+    const k = rest[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+    if (!(k in o)) throw new Error(`unknown option ${rest[i]}`);
+    o[k] = typeof o[k] === 'number' ? Number(rest[i + 1]) : rest[i + 1];
+  }
+  o.cases = o.cases.split(',').map((c) => { const [b, p] = c.split('x').map(Number); return { batch: b, prompt: p }; });
+  o.peers = o.peers.split(',').filter(Boolean);
+  return o;
+}
+
+// Distinct prompts of exactly n tokens: consecutive corpus words until the count is reached, re-tokenized as text
+// so that glassbox (which takes text) sees the same ids.
+async function makePrompts(tokenizer, n, count) {
+  const corpusDir = path.join(ROOT, 'tests', 'data', 'tokenizer', 'corpus');
+  const words = fs.readdirSync(corpusDir).sort().map((f) => fs.readFileSync(path.join(corpusDir, f), 'utf8'))
+    .join(' ').split(/\s+/).filter((w) => /^[A-Za-z][A-Za-z,.;:'-]*$/.test(w));
+  const out = [];
+  let start = 0;
+  while (out.length < count) {
+    let text = '';
+    let ids = [];
+    for (let i = start; ids.length < n && i < words.length; i++) {
+      const next = text ? `${text} ${words[i]}` : words[i];
+      const e = await tokenizer.encode(next, null, { addSpecialTokens: false });
+      if (e.getIds().length > n) break;
+      text = next;
+      ids = e.getIds();
+    }
+    if (ids.length === n) out.push({ text, ids: Array.from(ids) });
+    start += 997;  // another place in the corpus for the next row
+    if (start > words.length) throw new Error(`cannot cut ${count} prompts of ${n} tokens from the corpus`);
+  }
+  return out;
+}
+
+function runGlassbox(o, prompts) {
+  const args = ['-f', '%M', o.glassbox, 'generate', o.dir, '--json', '--greedy', '--max-new-tokens', String(o.newTokens),
+    '--threads', String(o.threads), ...prompts.map((p) => p.text)];
+  const r = spawnSync('/usr/bin/time', args, { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (r.status !== 0) throw new Error(`glassbox failed: ${r.stderr.slice(-2000)}`);
+  const lines = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  const rss = Number(r.stderr.trim().split('\n').pop()) / 1024;
+  const ttft = Math.max(...lines.map((l) => l.timings.ttft_ms));
+  const perToken = Math.max(...lines.map((l) => l.timings.per_token_ms));
+  return { tokens: lines.map((l) => l.ids), prompt_tokens: lines.map((l) => l.usage.prompt_tokens), ttft_ms: ttft,
+    per_token_ms: perToken, peak_rss_mb: rss };
+}
+
+function modelShape(dir) {
+  const c = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  return { layers: c.num_hidden_layers, kvHeads: c.num_key_value_heads, headDim: c.head_dim || c.hidden_size / c.num_attention_heads };
+}
+
+async function ortGreedy(session, shape, prompts, newTokens) {
+  const B = prompts.length;
+  const S = prompts[0].ids.length;
+  const i64 = (dims, arr) => new ort.Tensor('int64', BigInt64Array.from(arr.map(BigInt)), dims);
+  let feeds = { input_ids: i64([B, S], prompts.flatMap((p) => p.ids)), attention_mask: i64([B, S], new Array(B * S).fill(1)),
+    position_ids: i64([B, S], prompts.flatMap(() => [...Array(S).keys()])) };
+  for (let l = 0; l < shape.layers; l++) for (const kv of ['key', 'value']) {
+    feeds[`past_key_values.${l}.${kv}`] = new ort.Tensor('float32', new Float32Array(0), [B, shape.kvHeads, 0, shape.headDim]);
+  }
+  const tokens = prompts.map(() => []);
+  const t0 = performance.now();
+  let ttft = 0;
+  let total = S;
+  for (let step = 0; step < newTokens; step++) {
+    const out = await session.run(feeds);
+    const logits = out.logits;
+    const [, seq, vocab] = logits.dims;
+    const next = [];
+    for (let b = 0; b < B; b++) {
+      const base = (b * seq + seq - 1) * vocab;
+      let best = 0;
+      for (let v = 1; v < vocab; v++) if (logits.data[base + v] > logits.data[base + best]) best = v;
+      next.push(best);
+      tokens[b].push(best);
+    }
+    if (step === 0) ttft = performance.now() - t0;
+    total += 1;
+    const nf = { input_ids: i64([B, 1], next), attention_mask: i64([B, total], new Array(B * total).fill(1)),
+      position_ids: i64([B, 1], new Array(B).fill(total - 1)) };
+    for (let l = 0; l < shape.layers; l++) for (const kv of ['key', 'value']) {
+      nf[`past_key_values.${l}.${kv}`] = out[`present.${l}.${kv}`];
+    }
+    feeds = nf;
+  }
+  const elapsed = performance.now() - t0;
+  return { tokens, ttft_ms: ttft, per_token_ms: (elapsed - ttft) / Math.max(1, newTokens - 1) };
+}
+
+async function transformersGreedy(generator, TextStreamer, prompt, newTokens) {
+  // The pipeline's own model.generate on the pipeline's tokenization (ids compared as ids, not re-tokenized text);
+  // TTFT = the streamer's first generated token (token_callback_function fires per token, before any decoding).
+  const inputs = await generator.tokenizer(prompt.text, { add_special_tokens: false });
+  let first = 0;
+  const t0 = performance.now();
+  const streamer = new TextStreamer(generator.tokenizer, { skip_prompt: true, callback_function: () => {}, token_callback_function: () => {
+    if (!first) first = performance.now() - t0;
+  } });
+  const out = await generator.model.generate({ ...inputs, max_new_tokens: newTokens, do_sample: false, streamer });
+  const elapsed = performance.now() - t0;
+  const ids = out.tolist()[0].map(Number).slice(prompt.ids.length);
+  return { tokens: [ids], ttft_ms: first, per_token_ms: (elapsed - first) / Math.max(1, ids.length - 1) };
+}
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+
+function summarize(engine, c, runs, o) {
+  const ttft = median(runs.map((r) => r.ttft_ms));
+  const per = median(runs.map((r) => r.per_token_ms));
+  return { engine, batch: c.batch, prompt: c.prompt, new_tokens: o.newTokens, threads: o.threads, reps: runs.length,
+    ttft_ms: ttft, per_token_ms: per, tokens_per_s_per_seq: 1000 / per, tokens_per_s_aggregate: c.batch * 1000 / per,
+    peak_rss_mb: runs[0].peak_rss_mb, same_tokens_as_glassbox: runs[0].same };
+}
+
+function sameTokens(a, b) {
+  return a.length === b.length && a.every((row, i) => row.length === b[i].length && row.every((t, j) => t === b[i][j]));
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const tokenizer = tk.Tokenizer.fromFile(path.join(o.dir, 'tokenizer.json'));
+  const shape = modelShape(o.dir);
+  const results = [];
+  let session = null;
+  let tjs = null;
+  for (const c of o.cases) {
+    const prompts = await makePrompts(tokenizer, c.prompt, c.batch);
+    const gb = [];
+    for (let r = 0; r < o.reps; r++) gb.push(runGlassbox(o, prompts));
+    gb.forEach((g) => { g.same = true; });
+    if (gb[0].prompt_tokens.some((n) => n !== c.prompt)) throw new Error(`glassbox saw ${gb[0].prompt_tokens} prompt tokens, the peer ${c.prompt}`);
+    results.push(summarize('glassbox', c, gb, o));
+    if (o.peers.includes('ort')) {
+      if (!session) {
+        session = await ort.InferenceSession.create(path.join(o.dir, 'model.onnx'),
+          { intraOpNumThreads: o.threads, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
+        await ortGreedy(session, shape, prompts.slice(0, 1), 2);  // warm-up
+      }
+      const runs = [];
+      for (let r = 0; r < o.reps; r++) runs.push(await ortGreedy(session, shape, prompts, o.newTokens));
+      runs.forEach((x) => { x.same = sameTokens(x.tokens, gb[0].tokens); x.peak_rss_mb = process.resourceUsage().maxRSS / 1024; });
+      results.push(summarize('ort', c, runs, o));
+    }
+    if (o.peers.includes('transformers') && c.batch === 1) {
+      if (!tjs) {
+        const T = await import(path.join(PEERS, '@huggingface', 'transformers', 'dist', 'transformers.node.mjs'));
+        T.env.allowRemoteModels = false;
+        T.env.localModelPath = path.dirname(o.dir);
+        const generator = await T.pipeline('text-generation', path.basename(o.dir), {
+          dtype: 'fp32', session_options: { intraOpNumThreads: o.threads, interOpNumThreads: 1 } });
+        tjs = { generator, TextStreamer: T.TextStreamer };
+        await transformersGreedy(generator, T.TextStreamer, prompts[0], 2);  // warm-up
+      }
+      const runs = [];
+      for (let r = 0; r < o.reps; r++) runs.push(await transformersGreedy(tjs.generator, tjs.TextStreamer, prompts[0], o.newTokens));
+      runs.forEach((x) => { x.same = sameTokens(x.tokens, gb[0].tokens); x.peak_rss_mb = process.resourceUsage().maxRSS / 1024; });
+      results.push(summarize('transformers', c, runs, o));
+    }
+  }
+  for (const r of results) console.log(JSON.stringify(r));
+  console.log('\n| case | engine | decode tok/s per seq | aggregate tok/s | TTFT ms | peak RSS MB | same tokens | glassbox decode ratio | glassbox TTFT ratio |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    const g = results.find((x) => x.engine === 'glassbox' && x.batch === r.batch && x.prompt === r.prompt);
+    const dec = r.engine === 'glassbox' ? '' : (g.tokens_per_s_per_seq / r.tokens_per_s_per_seq).toFixed(2) + '×';
+    const tt = r.engine === 'glassbox' ? '' : (g.ttft_ms / r.ttft_ms).toFixed(2) + '×';
+    console.log(`| ${r.batch}×${r.prompt} → ${r.new_tokens} | ${r.engine} | ${r.tokens_per_s_per_seq.toFixed(2)} | ` +
+      `${r.tokens_per_s_aggregate.toFixed(2)} | ${r.ttft_ms.toFixed(0)} | ${r.peak_rss_mb.toFixed(0)} | ${r.same_tokens_as_glassbox} | ${dec} | ${tt} |`);
+  }
+  console.log('(peer RSS = this Node process, all peers so far; glassbox RSS = its own process)');
+}
+
+main().catch((e) => { console.error(e.stack || e); process.exit(1); });
