@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Generation benchmark (issue 28, never CI): greedy decode of the same prompt token ids in three engines,
-//   glassbox      `glassbox generate MODEL_DIR --json --greedy --max-new-tokens N --threads T PROMPT...` (its own
-//                 timings: ttft_ms = prefill + first token, per_token_ms = the decode steps after it), one process
-//                 per case, peak RSS from /usr/bin/time
+//   glassbox      `glassbox serve MODEL_DIR --threads T`, warmed up, the prompts as token ids to /v1/completions
+//                 (its own timings: ttft_ms = admission to first token, per_token_ms = the decode steps after it),
+//                 peak RSS of the server (VmHWM)
 //   ort           onnxruntime-node 1.30 on the same model.onnx, a plain greedy loop feeding present -> past
 //                 (what a user writes by hand), in this process after one warm-up generation
 //   transformers  @huggingface/transformers 4.3.2 pipeline('text-generation')'s model.generate (do_sample false, same
@@ -18,7 +18,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { spawnSync } = require('child_process');
+const { spawn } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const PEERS = path.join(ROOT, '.peers', 'node_modules');
@@ -65,17 +65,49 @@ async function makePrompts(tokenizer, n, count) {
   return out;
 }
 
-function runGlassbox(o, prompts) {
-  const args = ['-f', '%M', o.glassbox, 'generate', o.dir, '--json', '--greedy', '--max-new-tokens', String(o.newTokens),
-    '--threads', String(o.threads), ...prompts.map((p) => p.text)];
-  const r = spawnSync('/usr/bin/time', args, { encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (r.status !== 0) throw new Error(`glassbox failed: ${r.stderr.slice(-2000)}`);
-  const lines = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-  const rss = Number(r.stderr.trim().split('\n').pop()) / 1024;
-  const ttft = Math.max(...lines.map((l) => l.timings.ttft_ms));
-  const perToken = Math.max(...lines.map((l) => l.timings.per_token_ms));
-  return { tokens: lines.map((l) => l.ids), prompt_tokens: lines.map((l) => l.usage.prompt_tokens), ttft_ms: ttft,
-    per_token_ms: perToken, peak_rss_mb: rss };
+// glassbox as deployed: `glassbox serve MODEL_DIR --threads T`, warmed up with one request, then the case's B
+// prompts sent at once as token ids to POST /v1/completions (temperature 0: greedy; continuous batching decodes
+// them together). Timings are the server's own (`glassbox.timings`: ttft_ms from admission, per_token_ms).
+function startServer(o) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(o.glassbox, ['serve', o.dir, '--host', '127.0.0.1', '--port', '0', '--threads', String(o.threads)],
+      { stdio: ['ignore', 'ignore', 'pipe'] });
+    let log = '';
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`glassbox did not start:\n${log}`)); }, 600000);
+    proc.stderr.on('data', (d) => {
+      log += d.toString();
+      const m = log.match(/listening on 127\.0\.0\.1:(\d+)/);
+      if (m && log.includes('server ready')) {
+        clearTimeout(timer);
+        resolve({ proc, base: `http://127.0.0.1:${m[1]}`, log: () => log });
+      }
+    });
+    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`glassbox exited (${code}):\n${log}`)); });
+  });
+}
+
+async function completion(server, ids, newTokens) {
+  const r = await fetch(`${server.base}/v1/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ model: server.model, prompt: ids, max_tokens: newTokens, temperature: 0 }) });
+  const j = await r.json();
+  if (r.status !== 200) throw new Error(`glassbox ${r.status}: ${JSON.stringify(j).slice(0, 500)}`);
+  return j.glassbox;
+}
+
+async function runGlassbox(server, prompts, newTokens) {
+  const res = await Promise.all(prompts.map((p) => completion(server, p.ids, newTokens)));
+  return { tokens: res.map((g) => g.ids), prompt_tokens: res.map((g) => g.usage.prompt_tokens),
+    ttft_ms: Math.max(...res.map((g) => g.timings.ttft_ms)), per_token_ms: Math.max(...res.map((g) => g.timings.per_token_ms)) };
+}
+
+async function stopServer(server) {
+  // peak RSS (VmHWM) of the server over every case, read before it is stopped
+  const status = fs.readFileSync(`/proc/${server.proc.pid}/status`, 'utf8');
+  const hwm = Number((status.match(/VmHWM:\s+(\d+) kB/) || [])[1]) / 1024;
+  const done = new Promise((resolve) => server.proc.on('close', resolve));
+  server.proc.kill('SIGTERM');
+  await done;
+  return hwm;
 }
 
 function modelShape(dir) {
@@ -157,10 +189,14 @@ async function main() {
   const results = [];
   let session = null;
   let tjs = null;
+  const server = await startServer(o);
+  server.model = (await (await fetch(`${server.base}/v1/models`)).json()).data[0].id;
+  const warm = await makePrompts(tokenizer, 8, 1);
+  await runGlassbox(server, warm, 2);
   for (const c of o.cases) {
     const prompts = await makePrompts(tokenizer, c.prompt, c.batch);
     const gb = [];
-    for (let r = 0; r < o.reps; r++) gb.push(runGlassbox(o, prompts));
+    for (let r = 0; r < o.reps; r++) gb.push(await runGlassbox(server, prompts, o.newTokens));
     gb.forEach((g) => { g.same = true; });
     if (gb[0].prompt_tokens.some((n) => n !== c.prompt)) throw new Error(`glassbox saw ${gb[0].prompt_tokens} prompt tokens, the peer ${c.prompt}`);
     results.push(summarize('glassbox', c, gb, o));
@@ -191,6 +227,8 @@ async function main() {
       results.push(summarize('transformers', c, runs, o));
     }
   }
+  const rss = await stopServer(server);
+  results.filter((r) => r.engine === 'glassbox').forEach((r) => { r.peak_rss_mb = rss; });
   for (const r of results) console.log(JSON.stringify(r));
   console.log('\n| case | engine | decode tok/s per seq | aggregate tok/s | TTFT ms | peak RSS MB | same tokens | glassbox decode ratio | glassbox TTFT ratio |');
   console.log('|---|---|---|---|---|---|---|---|---|');
@@ -201,7 +239,7 @@ async function main() {
     console.log(`| ${r.batch}×${r.prompt} → ${r.new_tokens} | ${r.engine} | ${r.tokens_per_s_per_seq.toFixed(2)} | ` +
       `${r.tokens_per_s_aggregate.toFixed(2)} | ${r.ttft_ms.toFixed(0)} | ${r.peak_rss_mb.toFixed(0)} | ${r.same_tokens_as_glassbox} | ${dec} | ${tt} |`);
   }
-  console.log('(peer RSS = this Node process, all peers so far; glassbox RSS = its own process)');
+  console.log('(peak RSS: glassbox = the server process over all cases; peers = this Node process, all peers so far)');
 }
 
 main().catch((e) => { console.error(e.stack || e); process.exit(1); });
