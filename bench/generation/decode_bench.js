@@ -16,14 +16,10 @@
 // Prints one JSON line per engine and case, then a Markdown table (decode tokens/s per sequence and aggregate,
 // TTFT, peak RSS) with ratios glassbox / peer.
 'use strict';
-const fs = require('fs');
 const path = require('path');
-const { spawn } = require('child_process');
+const { PEERS, ort, makePrompts, startGlassbox, stopProcess, modelShape, ortGreedy } = require('./common');
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const PEERS = path.join(ROOT, '.peers', 'node_modules');
 const tk = require(path.join(PEERS, 'tokenizers'));
-const ort = require(path.join(PEERS, 'onnxruntime-node'));
 
 function parseArgs(argv) {
   const [glassbox, dir, ...rest] = argv;
@@ -40,52 +36,9 @@ function parseArgs(argv) {
   return o;
 }
 
-// Distinct prompts of exactly n tokens: consecutive corpus words until the count is reached, re-tokenized as text
-// so that glassbox (which takes text) sees the same ids.
-async function makePrompts(tokenizer, n, count) {
-  const corpusDir = path.join(ROOT, 'tests', 'data', 'tokenizer', 'corpus');
-  const words = fs.readdirSync(corpusDir).sort().map((f) => fs.readFileSync(path.join(corpusDir, f), 'utf8'))
-    .join(' ').split(/\s+/).filter((w) => /^[A-Za-z][A-Za-z,.;:'-]*$/.test(w));
-  const out = [];
-  let start = 0;
-  while (out.length < count) {
-    let text = '';
-    let ids = [];
-    for (let i = start; ids.length < n && i < words.length; i++) {
-      const next = text ? `${text} ${words[i]}` : words[i];
-      const e = await tokenizer.encode(next, null, { addSpecialTokens: false });
-      if (e.getIds().length > n) break;
-      text = next;
-      ids = e.getIds();
-    }
-    if (ids.length === n) out.push({ text, ids: Array.from(ids) });
-    start += 997;  // another place in the corpus for the next row
-    if (start > words.length) throw new Error(`cannot cut ${count} prompts of ${n} tokens from the corpus`);
-  }
-  return out;
-}
-
 // glassbox as deployed: `glassbox serve MODEL_DIR --threads T`, warmed up with one request, then the case's B
 // prompts sent at once as token ids to POST /v1/completions (temperature 0: greedy; continuous batching decodes
 // them together). Timings are the server's own (`glassbox.timings`: ttft_ms from admission, per_token_ms).
-function startServer(o) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(o.glassbox, ['serve', o.dir, '--host', '127.0.0.1', '--port', '0', '--threads', String(o.threads)],
-      { stdio: ['ignore', 'ignore', 'pipe'] });
-    let log = '';
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`glassbox did not start:\n${log}`)); }, 600000);
-    proc.stderr.on('data', (d) => {
-      log += d.toString();
-      const m = log.match(/listening on 127\.0\.0\.1:(\d+)/);
-      if (m && log.includes('server ready')) {
-        clearTimeout(timer);
-        resolve({ proc, base: `http://127.0.0.1:${m[1]}`, log: () => log });
-      }
-    });
-    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`glassbox exited (${code}):\n${log}`)); });
-  });
-}
-
 async function completion(server, ids, newTokens) {
   const r = await fetch(`${server.base}/v1/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ model: server.model, prompt: ids, max_tokens: newTokens, temperature: 0 }) });
@@ -98,59 +51,6 @@ async function runGlassbox(server, prompts, newTokens) {
   const res = await Promise.all(prompts.map((p) => completion(server, p.ids, newTokens)));
   return { tokens: res.map((g) => g.ids), prompt_tokens: res.map((g) => g.usage.prompt_tokens),
     ttft_ms: Math.max(...res.map((g) => g.timings.ttft_ms)), per_token_ms: Math.max(...res.map((g) => g.timings.per_token_ms)) };
-}
-
-async function stopServer(server) {
-  // peak RSS (VmHWM) of the server over every case, read before it is stopped
-  const status = fs.readFileSync(`/proc/${server.proc.pid}/status`, 'utf8');
-  const hwm = Number((status.match(/VmHWM:\s+(\d+) kB/) || [])[1]) / 1024;
-  const done = new Promise((resolve) => server.proc.on('close', resolve));
-  server.proc.kill('SIGTERM');
-  await done;
-  return hwm;
-}
-
-function modelShape(dir) {
-  const c = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
-  return { layers: c.num_hidden_layers, kvHeads: c.num_key_value_heads, headDim: c.head_dim || c.hidden_size / c.num_attention_heads };
-}
-
-async function ortGreedy(session, shape, prompts, newTokens) {
-  const B = prompts.length;
-  const S = prompts[0].ids.length;
-  const i64 = (dims, arr) => new ort.Tensor('int64', BigInt64Array.from(arr.map(BigInt)), dims);
-  let feeds = { input_ids: i64([B, S], prompts.flatMap((p) => p.ids)), attention_mask: i64([B, S], new Array(B * S).fill(1)),
-    position_ids: i64([B, S], prompts.flatMap(() => [...Array(S).keys()])) };
-  for (let l = 0; l < shape.layers; l++) for (const kv of ['key', 'value']) {
-    feeds[`past_key_values.${l}.${kv}`] = new ort.Tensor('float32', new Float32Array(0), [B, shape.kvHeads, 0, shape.headDim]);
-  }
-  const tokens = prompts.map(() => []);
-  const t0 = performance.now();
-  let ttft = 0;
-  let total = S;
-  for (let step = 0; step < newTokens; step++) {
-    const out = await session.run(feeds);
-    const logits = out.logits;
-    const [, seq, vocab] = logits.dims;
-    const next = [];
-    for (let b = 0; b < B; b++) {
-      const base = (b * seq + seq - 1) * vocab;
-      let best = 0;
-      for (let v = 1; v < vocab; v++) if (logits.data[base + v] > logits.data[base + best]) best = v;
-      next.push(best);
-      tokens[b].push(best);
-    }
-    if (step === 0) ttft = performance.now() - t0;
-    total += 1;
-    const nf = { input_ids: i64([B, 1], next), attention_mask: i64([B, total], new Array(B * total).fill(1)),
-      position_ids: i64([B, 1], new Array(B).fill(total - 1)) };
-    for (let l = 0; l < shape.layers; l++) for (const kv of ['key', 'value']) {
-      nf[`past_key_values.${l}.${kv}`] = out[`present.${l}.${kv}`];
-    }
-    feeds = nf;
-  }
-  const elapsed = performance.now() - t0;
-  return { tokens, ttft_ms: ttft, per_token_ms: (elapsed - ttft) / Math.max(1, newTokens - 1) };
 }
 
 async function transformersGreedy(generator, TextStreamer, prompt, newTokens) {
@@ -189,7 +89,7 @@ async function main() {
   const results = [];
   let session = null;
   let tjs = null;
-  const server = await startServer(o);
+  const server = await startGlassbox(o);
   server.model = (await (await fetch(`${server.base}/v1/models`)).json()).data[0].id;
   const warm = await makePrompts(tokenizer, 8, 1);
   await runGlassbox(server, warm, 2);
@@ -227,7 +127,7 @@ async function main() {
       results.push(summarize('transformers', c, runs, o));
     }
   }
-  const rss = await stopServer(server);
+  const rss = await stopProcess(server);
   results.filter((r) => r.engine === 'glassbox').forEach((r) => { r.peak_rss_mb = rss; });
   for (const r of results) console.log(JSON.stringify(r));
   console.log('\n| case | engine | decode tok/s per seq | aggregate tok/s | TTFT ms | peak RSS MB | same tokens | glassbox decode ratio | glassbox TTFT ratio |');
