@@ -1,4 +1,5 @@
-"""The alert rules and the Grafana dashboard in deploy/ use only metric names the server exports."""
+"""The alert rules and the Grafana dashboard in deploy/ use only metric names the server exports: the text and
+tensor families of a server with the default model, the generation families of one serving a tiny decoder."""
 import json
 import os
 import re
@@ -9,6 +10,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import ROOT
+from test_generation import decoders  # noqa: F401 (the fixture: the tiny decoders of scripts/make_decoder_models.py)
 
 RULES = os.path.join(ROOT, "deploy", "prometheus", "alerts.yml")
 DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "glassbox-dashboard.json")
@@ -29,10 +31,17 @@ def test_promtool_checks_the_rules():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_rules_and_dashboard_use_exported_names(text_server):
-    # Every family appears once the server has served a classification.
+def test_rules_and_dashboard_use_exported_names(text_server, start_server, decoders):  # noqa: F811
+    # Every family appears once the server has served a classification (a generation, for the decoder's).
     requests.post(text_server.url("/predict"), json={"inputs": "Guten Morgen", "model": "langid"}, timeout=30)
     names = exported(text_server)
+    gen = start_server([os.path.join(decoders, "llama_tiny"), "--threads", "1"], timeout=120)
+    r = requests.post(gen.url("/v1/completions"), json={"model": "llama_tiny", "prompt": "Once upon a time",
+                                                       "max_tokens": 3, "temperature": 0}, timeout=120)
+    assert r.status_code == 200, r.text
+    gen_names = exported(gen)
+    assert "glassbox_time_to_first_token_seconds" in gen_names, sorted(gen_names)
+    names |= gen_names
     with open(RULES) as f:
         rules = yaml.safe_load(f)
     exprs = [r["expr"] for g in rules["groups"] for r in g["rules"]]
