@@ -245,19 +245,24 @@ def build_gpt2():
     return model
 
 
+def llama_config(c):
+    """config.json of a Llama-style decoder of shape c, as transformers writes it (Qwen3's token ids)."""
+    return {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": c["vocab"],
+        "hidden_size": c["hidden"], "intermediate_size": c["intermediate"], "num_hidden_layers": c["layers"],
+        "num_attention_heads": c["heads"], "num_key_value_heads": c["kv_heads"], "head_dim": c["hidden"] // c["heads"],
+        "max_position_embeddings": c["max_pos"], "rms_norm_eps": 1e-6, "rope_theta": c["rope_theta"],
+        "hidden_act": "silu", "tie_word_embeddings": False, "bos_token_id": 151643, "eos_token_id": 151645,
+        "torch_dtype": "float32"}
+
+
 def make_llama(out):
     c = LLAMA
     model = build_llama()
     d = os.path.join(out, "llama_tiny")
     os.makedirs(d, exist_ok=True)
     export(model, c, os.path.join(d, "model.onnx"))
-    write_json(os.path.join(d, "config.json"), {
-        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": c["vocab"],
-        "hidden_size": c["hidden"], "intermediate_size": c["intermediate"], "num_hidden_layers": c["layers"],
-        "num_attention_heads": c["heads"], "num_key_value_heads": c["kv_heads"], "head_dim": c["hidden"] // c["heads"],
-        "max_position_embeddings": c["max_pos"], "rms_norm_eps": 1e-6, "rope_theta": c["rope_theta"],
-        "hidden_act": "silu", "tie_word_embeddings": False, "bos_token_id": 151643, "eos_token_id": 151645,
-        "torch_dtype": "float32"})
+    write_json(os.path.join(d, "config.json"), llama_config(c))
     write_json(os.path.join(d, "generation_config.json"), {
         "bos_token_id": 151643, "eos_token_id": [151645, 151643], "pad_token_id": 151643})
     for f in ("tokenizer.json", "tokenizer_config.json"):

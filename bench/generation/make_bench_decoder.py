@@ -66,13 +66,7 @@ def main():
     mdm.export(model, c, path)
     if os.path.getsize(path) < 1024 * 1024:  # torch went external (one file per tensor): one data file instead
         save_with_external_data(path)
-    mdm.write_json(os.path.join(d, "config.json"), {
-        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": c["vocab"],
-        "hidden_size": c["hidden"], "intermediate_size": c["intermediate"], "num_hidden_layers": c["layers"],
-        "num_attention_heads": c["heads"], "num_key_value_heads": c["kv_heads"], "head_dim": c["hidden"] // c["heads"],
-        "max_position_embeddings": c["max_pos"], "rms_norm_eps": 1e-6, "rope_theta": c["rope_theta"],
-        "hidden_act": "silu", "tie_word_embeddings": False, "bos_token_id": 151643, "eos_token_id": 151645,
-        "torch_dtype": "float32"})
+    mdm.write_json(os.path.join(d, "config.json"), mdm.llama_config(c))
     mdm.write_json(os.path.join(d, "generation_config.json"), {
         "bos_token_id": 151643, "eos_token_id": [151645, 151643], "pad_token_id": 151643, "do_sample": False})
     for f in ("tokenizer.json", "tokenizer_config.json"):
