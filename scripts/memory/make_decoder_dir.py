@@ -2,7 +2,7 @@
 """A decoder with a KV cache big enough to see, for the memory-budget evidence (docs/memory.md,
 bench/memory/rss_vs_estimate.sh): scripts/make_decoder_models.py's GPT-2-style model and gpt2_tiny's tokenizer
 (21,022-token byte-level BPE), in Optimum's layout, at hidden 512, 4 layers, 8 heads, FFN 2048, 1024 positions:
-16 KiB of KV cache per token (2 x 4 layers x 512 x 4 bytes), 62 MB of weights. Random (seeded) weights; the EOS
+16 KiB of KV cache per token (2 x 4 layers x 512 x 4 bytes), 138.6 MB of weights (34.7 M parameters). Random (seeded) weights; the EOS
 row of lm_head is zero so its logit is exactly 0 and greedy decoding never picks it (the other 21,021 logits'
 maximum is positive): every sequence runs its max_new_tokens, so a measured run fills the shape it was asked for.
 

@@ -9,9 +9,8 @@
 #include "core/process_memory.h"
 #include "diag/inspect.h"
 #include "graph/loader.h"
-#include "generation/memory_estimate.h"
+#include "glassbox/generation_memory.h"
 #include "glassbox/memory_budget.h"
-#include "runtime/session_memory.h"
 
 namespace {
 
@@ -133,11 +132,19 @@ void inspect_tensor_memory(const InspectArgs& a) {
   if (!session.ok()) cli::fail("inspect", session.error());
   const int64_t weights = session->memory_report().weights;
   const int64_t process = baseline + std::max<int64_t>(0, process_peak_rss_bytes() - before_load - weights);
-  auto inputs = runtime::declared_largest_inputs(session->inputs(), shapes);
-  if (!inputs.ok()) cli::fail("inspect", inputs.error());
+  std::vector<NamedTensor> inputs;  // zero-filled, one per model input, of the given shapes
   int64_t input_bytes = 0;
-  for (const auto& in : *inputs) input_bytes += static_cast<int64_t>(in.tensor.nbytes());
-  auto r = session->check_memory(*inputs, process + input_bytes);
+  for (const auto& spec : session->inputs()) {
+    auto it = std::find_if(shapes.begin(), shapes.end(), [&](const NamedShape& s) { return s.name == spec.name; });
+    if (it == shapes.end())
+      cli::fail("inspect", make_error(ErrorCode::kInvalidArgument, "input '" + spec.name + "' has no --input-shape", a.path,
+                                      "give --input-shape NAME=D1xD2... for every model input"));
+    auto t = Tensor::allocate(spec.dtype, Shape(it->dims.begin(), it->dims.end()));
+    if (!t.ok()) cli::fail("inspect", t.error());
+    input_bytes += static_cast<int64_t>(t->nbytes());
+    inputs.push_back({spec.name, std::move(t).value()});
+  }
+  auto r = session->check_memory(inputs, process + input_bytes);
   if (!r.ok()) cli::fail("inspect", r.error());
   const int64_t total = process + input_bytes + r->weights + r->run();
   nlohmann::ordered_json j{{"model", a.path}, {"shape", r->shape}, {"estimate_bytes", total},
@@ -172,14 +179,20 @@ void inspect_decoder_memory(const InspectArgs& a) {
   auto g = GenerationSession::load(a.path);
   if (!g.ok()) cli::fail("inspect", g.error());
   const int64_t weights = g->session().memory_report().weights;
-  const int64_t process = baseline + std::max<int64_t>(0, process_peak_rss_bytes() - before_load - weights);
+  const int64_t hwm_before = process_peak_rss_bytes();
+  const int64_t process = baseline + std::max<int64_t>(0, hwm_before - before_load - weights);
+  const int64_t untouched = std::max<int64_t>(0, weights - (hwm_before - before_load));  // mapped, not yet resident
   auto m = generation::estimate_decoder_memory(*g, parsed.dims[0], parsed.dims[1], parsed.dims[2]);
   if (!m.ok()) cli::fail("inspect", m.error());
-  const int64_t total = process + m->total_without_process(weights);
+  // A decoder has no load-time probe run: what its first runs leave resident beyond their tensors and feeds (the
+  // GEMM weights packed on first use) is measured here, as the load's growth is (found by the decoder RSS rows).
+  // The weights row already counts the mapped weights the load did not touch yet: not counted again here.
+  const int64_t first_use = std::max<int64_t>(0, process_peak_rss_bytes() - hwm_before - untouched - m->past_feeds - m->run());
+  const int64_t total = process + first_use + m->total_without_process(weights);
   nlohmann::ordered_json j{{"model", a.path},
                            {"shape", {{"batch", m->batch}, {"prompt", m->prompt}, {"new_tokens", m->new_tokens}}},
                            {"estimate_bytes", total},
-                           {"breakdown", {{"process", process}, {"weights", weights}, {"kv_cache", m->kv_cache},
+                           {"breakdown", {{"process", process}, {"first_use", first_use}, {"weights", weights}, {"kv_cache", m->kv_cache},
                                           {"past_feeds", m->past_feeds}, {"first_run", m->first_run}, {"arena", m->arena}}},
                            {"run_shape", m->shape}};
   if (a.json) {
@@ -187,6 +200,8 @@ void inspect_decoder_memory(const InspectArgs& a) {
     return;
   }
   std::cout << "  memory.process = " << process << "  (measured: before the model, plus its load's growth beyond the weights)\n"
+            << "  memory.first_use = " << first_use
+            << "  (measured: resident growth across the dry runs beyond their tensors and feeds: weights packed on first use)\n"
             << "  memory.weights = " << weights << "\n  memory.kv_cache = " << m->kv_cache
             << "  (batch x (prompt + new) x kv_bytes_per_token, reserved at admission)\n"
             << "  memory.past_feeds = " << m->past_feeds << "  (the last step's feeds: the past, copied)\n"

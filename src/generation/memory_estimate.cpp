@@ -1,4 +1,4 @@
-#include "generation/memory_estimate.h"
+#include "glassbox/generation_memory.h"
 
 #include <algorithm>
 

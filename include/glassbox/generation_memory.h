@@ -6,6 +6,7 @@
 //   run         the engine's own accounting (Session::check_memory: two runs each) of the prefill at
 //               batch x prompt and of the last step (one token after the longest past): the larger
 #pragma once
+// (Public: `glassbox inspect --generate-shape` uses it; docs/memory.md.)
 
 #include <cstdint>
 #include <string>
