@@ -36,7 +36,7 @@ PUBLIC = {
     "tokenizer.h": "tokenizer",
     "session.h": "runtime", "cpu.h": "runtime",
     "pipeline.h": "pipeline", "late_interaction.h": "pipeline", "memory_budget.h": "pipeline", "chat_template.h": "chat_template", "generation.h": "generation",
-    "chat_prompt.h": "generation",
+    "chat_prompt.h": "generation", "generation_memory.h": "generation",
     "vision.h": "vision", "vision_pipeline.h": "vision", "ocr.h": "vision",
 }
 # Front ends may reach the internals of these layers only through public headers.

@@ -4,7 +4,9 @@
 # docs/memory.md explains what the estimate counts; results go in docs/benchmarks.md.
 #
 # Usage: bench/memory/rss_vs_estimate.sh GLASSBOX_BIN MODEL_DIR [BxT ...]   (default shapes 1x16 4x64 8x256)
-# A model directory needs model.onnx + tokenizer.json + config.json (a classify or embed pipeline).
+#        bench/memory/rss_vs_estimate.sh GLASSBOX_BIN MODEL.onnx NAME=D1xD2[,NAME=...] ...   (a tensor model: `glassbox run`)
+# A model directory needs model.onnx + tokenizer.json + config.json (a classify or embed pipeline: glassbox.json task
+# embed runs `glassbox embed`, anything else `glassbox classify`).
 set -eu
 here=$(dirname "$0")
 bin=$1

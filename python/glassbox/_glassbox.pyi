@@ -82,10 +82,16 @@ class Session:
                  precision: str = "fp32", disabled_passes: Optional[Sequence[str]] = None,
                  memory_limit_bytes: int = 17179869184, plan_cache_size: int = 64, use_memory_plan: bool = True,
                  map_initializers: bool = True,
-                 weights_cache: Optional[Union[str, "PathLike[str]"]] = None, pool_wait: str = "auto") -> None:
+                 weights_cache: Optional[Union[str, "PathLike[str]"]] = None, pool_wait: str = "auto",
+                 max_memory: Optional[Union[int, str]] = None,
+                 max_input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> None:
         """Loads MODEL.onnx; precision: 'fp32' (default), 'bf16' or 'int8-dynamic' (as the CLI's --precision);
         weights_cache: directory of the packed-weights cache (as --weights-cache; None: off);
-        pool_wait: 'auto' (default), 'spin' or 'sleep' (as --pool-wait)."""
+        pool_wait: 'auto' (default), 'spin' or 'sleep' (as --pool-wait); max_memory (None: off; bytes or
+        '512M', as --max-memory) with max_input_shapes ({input: [dims]}, dry-run at load): LimitExceeded at load
+        naming every number when it does not fit (docs/memory.md)."""
+    def memory_report(self) -> Dict[str, Any]:
+        """budget, reserved, weights, run_limit, shape, first_run, arena, total (bytes) of the memory account."""
     @property
     def inputs(self) -> List[TensorInfo]: """Declared inputs."""
     @property
@@ -115,7 +121,8 @@ class _Pipeline:
     """glassbox::Pipeline; use glassbox.pipeline()."""
     def __init__(self, model_dir: str, threads: int, opt_level: int, truncation: Optional[str],
                  batch_size: Optional[int], precision: Optional[str] = None,
-                 weights_cache: Optional[str] = None) -> None: ...
+                 weights_cache: Optional[str] = None, max_memory: Optional[Union[int, str]] = None) -> None: ...
+    def memory_report(self) -> Optional[Dict[str, int]]: ...
     task: str
     labels: List[str]
     model_dir: str

@@ -48,6 +48,13 @@ class Pipeline:
         """
         return self._core.explain()
 
+    def memory_report(self) -> Optional[Dict[str, int]]:
+        """The memory estimate checked at load under ``max_memory`` (docs/memory.md), in bytes: ``batch`` x
+        ``tokens`` (the largest declared shape), ``process``, ``tokenizer``, ``weights``, ``first_run``, ``arena``,
+        ``total``, ``budget`` and ``run_limit``; None when the pipeline has no budget (text pipelines only)."""
+        report = getattr(self._core, "memory_report", None)
+        return report() if report else None
+
     @staticmethod
     def _as_list(inputs: Any) -> "tuple[list, bool]":
         if isinstance(inputs, (str, dict)):
@@ -412,7 +419,8 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
              opt_level: int = 2, truncation: Optional[str] = None,
              batch_size: Optional[int] = None,
              precision: Optional[str] = None,
-             weights_cache: Optional[Union[str, "os.PathLike[str]"]] = None
+             weights_cache: Optional[Union[str, "os.PathLike[str]"]] = None,
+             max_memory: Optional[Union[int, str]] = None
              ) -> Union[TextClassificationPipeline, FeatureExtractionPipeline, "TextRankingPipeline",
                                  "SentenceSimilarityPipeline", "TextGenerationPipeline"]:
     """Loads a text or image pipeline, like ``transformers.pipeline(task, model=...)``.
@@ -433,6 +441,10 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
     (None: glassbox.json's, else 8) and precision (None: glassbox.json's, else fp32; ``"fp32" | "bf16" |
     "int8-dynamic"``) and weights_cache (None: glassbox.json's, else off; a directory where the packed
     weights are kept so later loads map them) are the same settings as ``glassbox classify`` flags.
+    max_memory (None: glassbox.json's ``max_memory``, else off; bytes or ``"512M"``): the declared memory budget
+    of a text pipeline (docs/memory.md), as ``--max-memory``: the process, tokenizer, weights and the dry runs of
+    the largest declared shape must fit, else LimitExceeded naming every number; ``memory_report()`` on the
+    returned pipeline gives the estimate.
     """
     if task == "text-generation":
         if model_dir is None:
@@ -448,7 +460,7 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
                            f"{sorted(list(_TASKS) + list(_VISION_TASKS) + ['text-generation'])}")
     directory = default_model_dir() if model_dir is None else os.fspath(model_dir)
     cache = None if weights_cache is None else os.fspath(weights_cache)
-    core = _glassbox._Pipeline(directory, threads, opt_level, truncation, batch_size, precision, cache)
+    core = _glassbox._Pipeline(directory, threads, opt_level, truncation, batch_size, precision, cache, max_memory)
     if core.task != _TASKS[task]:
         err = InvalidInput(f"{directory}: the model directory's task is '{core.task}', "
                            f"not '{_TASKS[task]}' as pipeline({task!r}) needs "

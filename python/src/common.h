@@ -43,6 +43,8 @@ std::string as_utf8(const py::handle& h, const std::string& what);
 std::string as_path(const py::handle& h, const std::string& what);
 // A Python int (not bool) in [lo, hi] (InvalidInput otherwise).
 long long as_int(const py::handle& h, const std::string& what, long long lo, long long hi);
+// max_memory: None (0: off), positive bytes, or a size string "512M" / "2G" (docs/memory.md).
+int64_t as_budget(const py::handle& h, const std::string& where);
 bool as_bool(const py::handle& h, const std::string& what);
 
 // Converts a nlohmann JSON text into Python objects (json.loads): explain output, dicts.

@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "diag/explain.h"
+#include "glassbox/memory_budget.h"
 #include "glassbox/pipeline.h"
 
 namespace glassbox::py_binding {
@@ -17,6 +18,7 @@ struct PyPipeline {
   std::shared_ptr<const Pipeline> pipeline;
   std::string model_dir;
   std::map<std::string, std::string> sources;  // explain(): options given as arguments
+  std::optional<pipeline::MemoryEstimate> memory;  // under max_memory: the estimate checked at load
 };
 
 std::vector<PipelineInput> parse_texts(const py::handle& texts) {
@@ -46,7 +48,7 @@ void bind_pipeline(py::module_& m) {
   py::class_<PyPipeline>(m, "_Pipeline", "glassbox::Pipeline; use glassbox.pipeline().")
       .def(py::init([](const py::handle& model_dir, const py::handle& threads, const py::handle& opt_level,
                        const py::handle& truncation, const py::handle& batch_size, const py::handle& precision,
-                       const py::handle& weights_cache) {
+                       const py::handle& weights_cache, const py::handle& max_memory) {
              const std::string dir = as_path(model_dir, "model_dir");
              PipelineOptions o;
              o.session.threads = static_cast<int>(as_int(threads, "threads", 0, 4096));
@@ -70,14 +72,31 @@ void bind_pipeline(py::module_& m) {
                if (o.weights_cache->empty()) raise_invalid("weights_cache must be a directory path or None, got ''");
                o.weights_cache_source = "argument weights_cache";
              }
+             // docs/memory.md: argument max_memory > glassbox.json "max_memory" > off; with a budget the largest declared
+             // shape (batch_size x max_length) is dry-run and a model that does not fit raises LimitExceeded.
+             const int64_t budget = as_budget(max_memory, "pipeline");
              auto r = [&] {
                py::gil_scoped_release nogil;
-               return Pipeline::load(dir, o);
+               return pipeline::load_with_budget(dir, o, budget, false, std::nullopt, "argument max_memory");
              }();
-             return PyPipeline{std::make_shared<const Pipeline>(unwrap(std::move(r))), dir, argument_sources(o.session)};
+             auto loaded = unwrap(std::move(r));
+             auto sources = argument_sources(o.session);
+             if (budget > 0) sources["session.max_memory"] = "argument";
+             return PyPipeline{std::make_shared<const Pipeline>(std::move(loaded.pipeline)), dir, sources, loaded.estimate};
            }),
            py::arg("model_dir"), py::arg("threads"), py::arg("opt_level"), py::arg("truncation"), py::arg("batch_size"),
-           py::arg("precision") = py::none(), py::arg("weights_cache") = py::none())
+           py::arg("precision") = py::none(), py::arg("weights_cache") = py::none(), py::arg("max_memory") = py::none())
+      .def("memory_report",
+           [](const PyPipeline& p) -> py::object {
+             if (!p.memory) return py::none();
+             const auto& e = *p.memory;
+             py::dict d;
+             d["batch"] = e.batch, d["tokens"] = e.tokens, d["process"] = e.baseline, d["tokenizer"] = e.tokenizer;
+             d["weights"] = e.weights, d["first_run"] = e.first_run, d["arena"] = e.arena_counted;
+             d["total"] = e.total(), d["budget"] = e.budget, d["run_limit"] = e.run_limit;
+             return d;
+           },
+           "The memory estimate checked at load under a budget (docs/memory.md), in bytes; None without one.")
       .def_property_readonly("task", [](const PyPipeline& p) {
         return p.pipeline->decisions().task == PipelineTask::kClassify ? "classify" : "embed";
       })

@@ -9,6 +9,7 @@
 
 #include "arrays.h"
 #include "common.h"
+#include "core/process_memory.h"
 #include "diag/explain.h"
 #include "glassbox/session.h"
 #include "runtime/numerics.h"
@@ -146,6 +147,21 @@ SessionOptions make_options(const py::handle& threads, const py::handle& opt_lev
   return o;
 }
 
+// max_input_shapes: None, or {input name: [dims]} (the declared largest shape, dry-run at load under max_memory).
+std::vector<NamedShape> as_input_shapes(const py::handle& h) {
+  std::vector<NamedShape> out;
+  if (h.is_none()) return out;
+  if (!PyDict_Check(h.ptr())) raise_invalid("max_input_shapes must be a dict {input name: [dims]}, got " + type_name(h));
+  for (auto [k, v] : py::reinterpret_borrow<py::dict>(h)) {
+    NamedShape s{as_utf8(k, "max_input_shapes key"), {}};
+    if (PyUnicode_Check(v.ptr()) || !PySequence_Check(v.ptr()))
+      raise_invalid("max_input_shapes['" + s.name + "'] must be a list of dims, got " + type_name(v));
+    for (py::handle d : py::reinterpret_borrow<py::sequence>(v)) s.dims.push_back(as_int(d, "a dim of max_input_shapes['" + s.name + "']", 0, INT64_MAX));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 py::dict options_dict(const SessionOptions& o) {
   py::dict d;
   d["threads"] = o.threads;
@@ -159,10 +175,34 @@ py::dict options_dict(const SessionOptions& o) {
   d["map_initializers"] = o.map_initializers;
   d["weights_cache"] = o.weights_cache.empty() ? py::object(py::none()) : py::object(py::str(o.weights_cache));
   d["pool_wait"] = pool_wait_name(o.pool_wait);
+  d["max_memory"] = o.max_memory;
   return d;
 }
 
 }  // namespace
+
+int64_t as_budget(const py::handle& h, const std::string& where) {
+  if (h.is_none()) return 0;
+  if (PyUnicode_Check(h.ptr())) {
+    auto b = parse_byte_size(as_utf8(h, "max_memory"));
+    if (!b.ok()) raise_error(std::move(b).take_error().with_where(where));
+    return *b;
+  }
+  return as_int(h, "max_memory", 1, INT64_MAX);
+}
+
+py::dict memory_report_dict(const MemoryReport& r) {
+  py::dict d;
+  d["budget"] = r.budget;
+  d["reserved"] = r.reserved;
+  d["weights"] = r.weights;
+  d["run_limit"] = r.run_limit;
+  d["shape"] = r.shape;
+  d["first_run"] = r.first_run;
+  d["arena"] = r.arena;
+  d["total"] = r.total();
+  return d;
+}
 
 std::map<std::string, std::string> argument_sources(const SessionOptions& given) {
   const SessionOptions d;
@@ -202,10 +242,16 @@ void bind_session(py::module_& m) {
                        const py::handle& precision, const py::handle& disabled_passes,
                        const py::handle& memory_limit_bytes, const py::handle& plan_cache_size,
                        const py::handle& use_memory_plan, const py::handle& map_initializers,
-                       const py::handle& weights_cache, const py::handle& pool_wait) {
+                       const py::handle& weights_cache, const py::handle& pool_wait, const py::handle& max_memory,
+                       const py::handle& max_input_shapes) {
              const std::string p = as_path(path, "path");
              SessionOptions o = make_options(threads, opt_level, precision, disabled_passes, memory_limit_bytes,
                                              plan_cache_size, use_memory_plan, map_initializers, weights_cache, pool_wait);
+             // docs/memory.md: the process (the interpreter and this module, measured) is what the session counts
+             // outside itself, as `glassbox run --max-memory` does.
+             o.max_memory = as_budget(max_memory, "Session");
+             o.max_input_shapes = as_input_shapes(max_input_shapes);
+             if (o.max_memory > 0) o.max_memory_reserved = process_baseline_rss_bytes();
              auto r = [&] {
                py::gil_scoped_release nogil;
                return Session::load(p, o);
@@ -217,12 +263,19 @@ void bind_session(py::module_& m) {
            py::arg("memory_limit_bytes") = d.memory_limit_bytes, py::arg("plan_cache_size") = d.plan_cache_size,
            py::arg("use_memory_plan") = d.use_memory_plan, py::arg("map_initializers") = d.map_initializers,
            py::arg("weights_cache") = py::none(), py::arg("pool_wait") = pool_wait_name(d.pool_wait),
+           py::arg("max_memory") = py::none(), py::arg("max_input_shapes") = py::none(),
            "Loads MODEL.onnx. threads=0: physical cores; opt_level 0 runs the graph as written, 2 (default) folds "
            "shapes per input signature; precision: 'fp32' (default: the exported model's arithmetic), 'bf16' or "
            "'int8-dynamic' (GEMMs on constant weights in lower precision: faster, outputs change; "
            "measure with `glassbox accuracy`); weights_cache: a directory for the packed weights (default None: off; "
            "later loads map them instead of packing, see weights_cache_report()); pool_wait: 'auto' (default: idle pool "
-           "threads poll up to 200 us for the next op only while a core is free), 'spin' (always) or 'sleep' (never).")
+           "threads poll up to 200 us for the next op only while a core is free), 'spin' (always) or 'sleep' (never); "
+           "max_memory (None: off; bytes or '512M'): the process + weights (+ the dry runs of max_input_shapes, "
+           "{name: [dims]}) must fit or the load raises LimitExceeded naming every number, and each run's tensors are "
+           "limited to what is left (docs/memory.md); see memory_report().")
+      .def("memory_report", [](const PySession& s) { return memory_report_dict(s.session->memory_report()); },
+           "The memory account (docs/memory.md): budget, reserved (the process), weights, run_limit, and the last dry "
+           "run's shape, first_run, arena and total, in bytes.")
       .def_property_readonly("inputs", [](const PySession& s) { return s.session->inputs(); }, "Declared inputs (TensorInfo).")
       .def_property_readonly("outputs", [](const PySession& s) { return s.session->outputs(); }, "Declared outputs (TensorInfo).")
       .def_property_readonly("options", [](const PySession& s) { return options_dict(s.session->options()); },

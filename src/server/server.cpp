@@ -14,6 +14,7 @@
 #include "server/http/http_server.h"
 #include "server/log.h"
 #include "server/metrics/server_metrics.h"
+#include "server/repository/model_memory.h"
 #include "server/repository/repository.h"
 #include "server/routes/router.h"
 #include "server/scheduler/scheduler.h"
@@ -67,6 +68,8 @@ Result<int> serve(const ServeConfig& config) {
   GB_ASSIGN_OR_RETURN(LogFormat log_format, parse_log_format(opts.log_format));
   set_log_format(log_format);
   GB_RETURN_IF_ERROR(check_numerics_options(opts));
+  const bool kv_declared = config.sources.count("server.kv_cache_bytes") > 0;
+  if (kv_declared) GB_RETURN_IF_ERROR(check_kv_budget_at_start(opts));  // docs/memory.md: a KV budget the budget cannot hold
   if (opts.model_dirs.empty() && opts.model_repository.empty()) opts.model_dirs.push_back(default_model_dir());
   SessionOptions session = config.session;
   session.threads = opts.threads;
@@ -81,7 +84,9 @@ Result<int> serve(const ServeConfig& config) {
   }
   Metrics metrics;  // declared first: generation workers (owned by the repository's models) record into it until they stop
   declare_server_metrics(metrics);
-  ModelRepository repository(opts, std::move(engine));
+  ServerOptions repository_options = opts;
+  if (!kv_declared) repository_options.kv_cache_bytes = kKvDerived;  // kv_budget_for: derived under a model budget
+  ModelRepository repository(repository_options, std::move(engine));
   GB_RETURN_IF_ERROR(repository.configure());
   Scheduler scheduler(opts, &metrics);
   std::atomic<bool> draining{false};

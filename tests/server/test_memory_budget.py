@@ -8,11 +8,15 @@ largest run exceeds its budget is refused at load, naming the numbers.
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 
+import pytest
 import requests
 from onnx import TensorProto, helper, save
+
+from conftest import GLASSBOX, ROOT, SLOW
 
 
 BUDGET = 1 << 30  # 1 GiB
@@ -183,3 +187,55 @@ def test_server_budget_refuses_what_does_not_fit_unload_frees_it_and_a_burst_sta
 
 
 SLOW_FACTOR = float(os.environ.get("GLASSBOX_TEST_SLOWDOWN", "1"))
+
+
+@pytest.fixture(scope="module")
+def gpt2_tiny():
+    """scripts/make_decoder_models.py's gpt2_tiny (the ctest fixture's copy, GLASSBOX_DECODER_MODELS, or made here)."""
+    given = os.environ.get("GLASSBOX_DECODER_MODELS")
+    if given and os.path.exists(os.path.join(given, "gpt2_tiny", "model.onnx")):
+        yield os.path.join(given, "gpt2_tiny")
+        return
+    out = tempfile.mkdtemp(prefix="glassbox-membudget-decoder-")
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_decoder_models.py"), "--out", out,
+                    "--only", "gpt2_tiny"], check=True, timeout=600)
+    yield os.path.join(out, "gpt2_tiny")
+    shutil.rmtree(out, ignore_errors=True)
+
+
+def test_decoder_kv_budget_derived_from_max_memory(gpt2_tiny, start_server):
+    """--max-memory without --kv-cache-bytes: the KV budget is (budget - process) / 4, explained; the account
+    reserves it twice (the cache and the past copied into each step's feeds)."""
+    budget = 2 << 30
+    s = start_server([gpt2_tiny, "--max-memory", str(budget), "--threads", "1"], timeout=120)
+    rows = explain_memory(s, "gpt2_tiny")
+    process = int(rows["memory.process"]["value"])
+    kv = int(rows["memory.kv_cache"]["value"])
+    assert process > 1 << 20, rows
+    assert kv == (budget - process) // 4, rows
+    assert "derived from the memory budget" in rows["memory.kv_cache"]["source"], rows["memory.kv_cache"]
+    assert int(rows["memory.kv_feeds"]["value"]) == kv, rows
+    weights = int(rows["memory.weights"]["value"])
+    assert int(rows["memory.run_limit"]["value"]) == budget - process - 2 * kv - weights, rows
+    ex = requests.get(s.url("/v2/models/gpt2_tiny/explain"), timeout=30).json()
+    assert ex["model"]["generation"]["kv_cache"]["budget_bytes"] == kv, ex["model"]["generation"]["kv_cache"]
+    # A generation still runs under it.
+    r = requests.post(s.url("/v1/completions"), json={"model": "gpt2_tiny", "prompt": "Once upon a time", "max_tokens": 4},
+                      timeout=120)
+    assert r.status_code == 200, r.text
+
+
+def test_declared_kv_budget_over_max_memory_is_refused_at_start(gpt2_tiny, start_server):
+    budget, kv = 1 << 30, 1 << 30
+    r = subprocess.run([GLASSBOX, "serve", gpt2_tiny, "--host", "127.0.0.1", "--port", "0", "--max-memory", str(budget),
+                        "--kv-cache-bytes", str(kv)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       timeout=120 * SLOW)  # it must exit before listening: bounded by the timeout
+    assert r.returncode != 0, "serve started with a KV budget larger than its memory budget"
+    log = r.stderr
+    assert "kv_cache_bytes %d does not fit the server's max_memory %d" % (kv, budget) in log, log
+    assert "2 x %d" % kv in log and "lower --kv-cache-bytes" in log, log
+    # A declared KV budget that fits is used as declared, reserved twice.
+    s = start_server([gpt2_tiny, "--max-memory", str(2 << 30), "--kv-cache-bytes", str(64 << 20), "--threads", "1"], timeout=120)
+    rows = explain_memory(s, "gpt2_tiny")
+    assert int(rows["memory.kv_cache"]["value"]) == 64 << 20 and "declared" in rows["memory.kv_cache"]["source"], rows
+    assert int(rows["memory.kv_feeds"]["value"]) == 64 << 20, rows

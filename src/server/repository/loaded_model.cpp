@@ -120,13 +120,14 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   GenerationOptions gen;
   gen.session = engine.session;
   gen.precision = engine.precision;
-  gen.kv_budget_bytes = options.kv_cache_bytes;
-  // docs/memory.md: weights + the KV budget + each run's tensors must fit (the KV budget is reserved up front).
+  const KvBudget kv = kv_budget_for(budget, options);  // declared, or derived from the model's budget
+  gen.kv_budget_bytes = kv.bytes;
+  // docs/memory.md: weights + the KV cache + the steps' past feeds + each run's tensors must fit (reserved up front).
   apply_generation_budget(gen.session, budget, gen.kv_budget_bytes);
   auto session = GenerationSession::load(dir, gen);
   if (!session.ok()) return scrubbed(with_budget_source(session.error(), budget), dir, where);
   const MemoryReport report = session->session().memory_report();
-  m->memory_bytes = report.weights + gen.kv_budget_bytes;
+  m->memory_bytes = report.weights + 2 * gen.kv_budget_bytes;  // the cache and the past feeds
   m->kind = ModelKind::kGeneration;
   nlohmann::ordered_json gexplain = generation::explain_json(*session);
   gexplain["decoder"].erase("model");  // a server path
@@ -138,8 +139,8 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
     m->chat_template_error = scrubbed(tmpl.error(), dir, where).to_string();
     gexplain["chat_template"] = {{"source", nullptr}, {"error", m->chat_template_error}};
   }
-  gexplain["kv_cache"]["budget_bytes"] = options.kv_cache_bytes;
-  gexplain["kv_cache"]["budget_source"] = "server option kv_cache_bytes (--kv-cache-bytes)";
+  gexplain["kv_cache"]["budget_bytes"] = kv.bytes;
+  gexplain["kv_cache"]["budget_source"] = kv.source;
   gexplain["served_as"] = {{"kind", "generation"}, {"rule", kGenerationModelRule}};
   GenerationWorkerOptions wopts;
   wopts.model = m->name;
@@ -151,7 +152,7 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   m->explain = explain_json(m->engine(), nullptr);
   m->explain["generation"] = std::move(gexplain);
   nlohmann::json memory = budget_rows(budget);  // docs/memory.md: weights + KV budget (+ the run limit under a budget)
-  for (auto& r : session_memory_rows(report, gen.kv_budget_bytes)) memory.push_back(r);
+  for (auto& r : session_memory_rows(report, gen.kv_budget_bytes, kv.source)) memory.push_back(r);
   m->explain["memory"] = std::move(memory);
   m->warmup = {{"source", "none"}, {"declared", false}, {"outcome", "not run: generation models plan on their first prefill"}};
   m->explain["warmup"] = m->warmup;

@@ -65,31 +65,66 @@ nlohmann::json budget_rows(const ModelBudget& b) {
   return rows;
 }
 
-void apply_generation_budget(SessionOptions& session, const ModelBudget& b, int64_t kv_budget_bytes) {
-  session.max_memory = b.bytes;
-  session.max_memory_reserved = b.bytes > 0 ? process_baseline_rss_bytes() + kv_budget_bytes : 0;
+KvBudget kv_budget_for(const ModelBudget& b, const ServerOptions& options) {
+  if (options.kv_cache_bytes != kKvDerived) return {options.kv_cache_bytes, "server option kv_cache_bytes (declared)"};
+  if (b.bytes <= 0)
+    return {ServerOptions{}.kv_cache_bytes, "server option kv_cache_bytes (its default: no memory budget to derive it from)"};
+  const int64_t process = process_baseline_rss_bytes();
+  const int64_t left = std::max<int64_t>(0, b.bytes - process);
+  return {left / kKvShareOfBudget,
+          "derived from the memory budget (no --kv-cache-bytes): (max_memory " + std::to_string(b.bytes) + " - process " +
+              std::to_string(process) + ") / " + std::to_string(kKvShareOfBudget) +
+              ": the cache and the past copied into each step's feeds take up to this much each, half is left for "
+              "the weights and the runs; risk: long or many concurrent requests wait (429) or are refused (413) "
+              "sooner than with a declared --kv-cache-bytes"};
 }
 
-nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_bytes) {
+Status check_kv_budget_at_start(const ServerOptions& options) {
+  if (options.max_memory <= 0) return {};
+  const int64_t process = process_baseline_rss_bytes();
+  const int64_t need = process + 2 * options.kv_cache_bytes;
+  if (need <= options.max_memory) return {};
+  return make_error(ErrorCode::kLimitExceeded,
+                    "kv_cache_bytes " + std::to_string(options.kv_cache_bytes) + " does not fit the server's max_memory " +
+                        std::to_string(options.max_memory) + ": the process (" + std::to_string(process) +
+                        ") + the KV cache + the past copied into each step's feeds (2 x " +
+                        std::to_string(options.kv_cache_bytes) + ") = " + std::to_string(need) +
+                        ", before any weights",
+                    "server options: kv_cache_bytes",
+                    "lower --kv-cache-bytes (at most " + std::to_string(std::max<int64_t>(0, (options.max_memory - process) / 2)) +
+                        " here), leave it out to derive it from the budget, or raise --max-memory");
+}
+
+void apply_generation_budget(SessionOptions& session, const ModelBudget& b, int64_t kv_budget_bytes) {
+  session.max_memory = b.bytes;
+  session.max_memory_reserved = b.bytes > 0 ? process_baseline_rss_bytes() + 2 * kv_budget_bytes : 0;
+}
+
+nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_bytes, const std::string& kv_source) {
   auto rows = nlohmann::json::array();
   auto row = [&](const char* f, int64_t v, const std::string& why) {
     rows.push_back({{"field", f}, {"value", std::to_string(v)}, {"source", why}});
   };
   const int64_t kv = std::max<int64_t>(0, kv_budget_bytes);
-  const int64_t process = r.budget > 0 ? r.reserved - kv : 0;  // without a budget the session counts nothing outside it
+  const int64_t feeds = kv;                                         // the past copied into a step's feeds: at most the cache
+  const int64_t process = r.budget > 0 ? r.reserved - kv - feeds : 0;  // without a budget the session counts nothing outside it
   if (r.budget > 0) row("memory.process", process, "measured: resident set before any model loaded");
-  if (kv_budget_bytes >= 0)
+  if (kv_budget_bytes >= 0) {
     row("memory.kv_cache", kv,
-        "server option kv_cache_bytes: what all sequences in flight may reserve together (admission refuses past it)");
+        (kv_source.empty() ? std::string("server option kv_cache_bytes") : kv_source) +
+            ": what all sequences in flight may reserve together (admission refuses past it)");
+    row("memory.kv_feeds", feeds,
+        "the past each step copies into its feeds (the in-place cache is open, docs/generation.md): at most the cache");
+  }
   row("memory.weights", r.weights, "the model's initializers, counted whole");
   if (!r.shape.empty()) {
     row("memory.first_run", r.first_run, "RunStats peak of the warm-up shape's first run (" + r.shape + ")");
     row("memory.arena", r.arena, "RunStats arena of its second run (the static plan, kept for reuse)");
   }
-  row("memory.total", process + kv + r.weights + r.run(), "the sum above");
+  row("memory.total", process + kv + feeds + r.weights + r.run(), "the sum above");
   if (r.run_limit > 0)
     row("memory.run_limit", r.run_limit,
-        "each run's tensors: the budget less the process, the KV budget and the weights (refused past it before the "
+        "each run's tensors: the budget less the process, the KV cache and feeds and the weights (refused past it before the "
         "allocation: HTTP 413)");
   return rows;
 }

@@ -32,11 +32,31 @@ Error with_budget_source(Error e, const ModelBudget& b);
 // The budget's explain rows: max_memory (value, source) and, under a server budget, the server's account.
 nlohmann::json budget_rows(const ModelBudget& b);
 
-// A generation model's check (weights + KV budget + run tensors <= budget): the session options it loads
-// under (max_memory, and the process and the KV budget as reserved).
+// A generation model's KV budget (docs/memory.md, "Generation and the KV cache") and where it came from:
+// kv_cache_bytes when declared (flag or config), else under a model budget a quarter of what that budget leaves
+// after the process (kKvShareOfBudget), else the declared default kv_cache_bytes.
+struct KvBudget {
+  int64_t bytes = 0;
+  std::string source;
+};
+// The quarter: a decode step holds the cache (1), the past copied into its feeds (up to 1 more), the present
+// outputs of the same size (the run's tensors) plus logits and activations; 1/4 each for the cache and the
+// feeds leaves half of what the process leaves for the weights and the runs.
+inline constexpr int64_t kKvShareOfBudget = 4;
+// ServerOptions::kv_cache_bytes in the repository's copy when it was not declared.
+inline constexpr int64_t kKvDerived = -1;
+KvBudget kv_budget_for(const ModelBudget& b, const ServerOptions& options);
+
+// At serve start (call it when kv_cache_bytes was declared): a kv_cache_bytes whose cache and past feeds (2 x kv_cache_bytes) with the process exceed
+// the server's max_memory can never load a generation model: refused, naming the numbers. Ok without a budget.
+Status check_kv_budget_at_start(const ServerOptions& options);
+
+// A generation model's check (weights + KV cache + past feeds + run tensors <= budget): the session options it
+// loads under (max_memory; the process, the KV budget and the feeds' bound, the KV budget again, as reserved).
 void apply_generation_budget(SessionOptions& session, const ModelBudget& b, int64_t kv_budget_bytes);
 
-// The explain rows of a session's account (SessionOptions::max_memory: weights, run limit, the last dry run).
-nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_bytes = -1);
+// The explain rows of a session's account (SessionOptions::max_memory: weights, run limit, the last dry run); with
+// a KV budget (>= 0) also memory.kv_cache and memory.kv_feeds, and `kv_source` says where the KV budget came from.
+nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_bytes = -1, const std::string& kv_source = "");
 
 }  // namespace glassbox::server
