@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """Single-node cases of the ops onnxruntime-genai's builder writes for decoders, for the peer test
 tests/generation/genai_ops_peer_test.js (glassbox run vs onnxruntime-node on the same files):
-com.microsoft SkipSimplifiedLayerNormalization and RotaryEmbedding, with fixed-seed random inputs on
-awkward shapes. (SimplifiedLayerNormalization is open: ORT registers it in the ai.onnx domain, which
-the ONNX checker glassbox runs at load refuses.)
-Writes DIR/<case>.onnx, DIR/<case>.<input>.npy and DIR/cases.json ([{name, inputs: [names]}]).
+com.microsoft SkipSimplifiedLayerNormalization, RotaryEmbedding and GroupQueryAttention, and
+SimplifiedLayerNormalization in the default (ai.onnx) domain where ORT registers it, with fixed-seed
+random inputs on awkward shapes.
+Writes DIR/<case>.onnx, DIR/<case>.<input>.npy and DIR/cases.json ([{name, inputs: [names], valid}]):
+valid {output index: [rows per batch row]} limits the comparison of a [batch, seq, ...] output to its
+first rows per batch row (GQA's right-padded query rows, whose values ORT leaves undefined).
 Usage: scripts/make_genai_op_cases.py DIR
 """
 import json
@@ -18,10 +20,13 @@ from onnx import TensorProto, helper, numpy_helper
 RNG = np.random.default_rng(28)
 
 
-def case(out, listing, name, op, domain, inputs, outputs, attrs, const=()):
-    """inputs: [(name, array)]; names in const become initializers; outputs: [(name, shape)] ('' skips)."""
+def case(out, listing, name, op, domain, inputs, outputs, attrs, const=(), valid=None):
+    """inputs: [(name, array)] (array None: the input is left empty); names in const become initializers;
+    outputs: [(name, rank)] ('' skips; rank None: the first input's)."""
     graph_inputs, inits, feeds = [], [], []
     for n, a in inputs:
+        if a is None:
+            continue
         if n in const:
             inits.append(numpy_helper.from_array(a, n))
         else:
@@ -29,15 +34,17 @@ def case(out, listing, name, op, domain, inputs, outputs, attrs, const=()):
             graph_inputs.append(helper.make_tensor_value_info(n, elem, list(a.shape)))
             np.save(os.path.join(out, f"{name}.{n}.npy"), a)
             feeds.append(n)
-    node = helper.make_node(op, [n for n, _ in inputs], [n for n, _ in outputs], name=name, domain=domain, **attrs)
-    rank = inputs[0][1].ndim  # every output has the first input's rank; dims are left symbolic
-    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [f"{n}_{d}" for d in range(rank)]) for n, _ in outputs if n]
+    node = helper.make_node(op, [n if a is not None else "" for n, a in inputs], [n for n, _ in outputs], name=name,
+                            domain=domain, **attrs)
+    rank = inputs[0][1].ndim  # an output has the first input's rank unless given; dims are left symbolic
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [f"{n}_{d}" for d in range(r or rank)])
+            for n, r in outputs if n]
     graph = helper.make_graph([node], name, graph_inputs, outs, initializer=inits)
     opsets = [helper.make_opsetid("", 17)] + ([helper.make_opsetid(domain, 1)] if domain else [])
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
     onnx.save(model, os.path.join(out, name + ".onnx"))
-    listing.append({"name": name, "inputs": feeds})
+    listing.append({"name": name, "inputs": feeds, "valid": valid or {}})
 
 
 def f32(*shape, scale=1.0):
@@ -64,6 +71,61 @@ def rotary_cases(out, cases):
               ("sin_cache", np.sin(angle).astype(np.float32))], [("output", None)], attrs, const={"cos_cache", "sin_cache"})
 
 
+def gqa_cases(out, cases):
+    """GroupQueryAttention: a first prompt (no past, or an empty one) and decode steps with past, packed and
+    separate QKV (head sizes multiples of 16, as ORT's CPU kernel requires), with and without rotary (halves, interleaved, partial rotary_dim), kv_heads < heads (and
+    1), batch 2 with different seqlens_k (right-padded prompt; different cached lengths), a chunk after a
+    past (batch 1), and the scoring options (scale, softcap, local_window_size, smooth_softmax). Past
+    rows past a row's cached length hold random values that must be ignored."""
+    max_pos = 32
+    for (name, b, s, past, seqlens, total, heads, kv, head, packed, rot, attrs) in [
+            ("gqa_prefill_packed_rotary", 1, 5, None, [4], 5, 4, 2, 16, True, "halves", {}),
+            ("gqa_prefill_b2_padded", 2, 6, 0, [5, 3], 6, 4, 2, 16, False, None, {}),
+            ("gqa_prefill_b2_padded_rotary", 2, 6, 0, [2, 5], 6, 6, 3, 16, True, "halves", {}),
+            ("gqa_decode_b2_packed_rotary", 2, 1, 7, [7, 4], 8, 4, 2, 16, True, "halves", {}),
+            ("gqa_decode_mqa_interleaved_partial", 1, 1, 5, [5], 6, 4, 1, 32, False, "interleaved_partial", {}),
+            ("gqa_decode_b2_unpacked_norotary", 2, 1, 6, [3, 6], 7, 2, 2, 16, False, None, {}),
+            ("gqa_chunk_after_past", 1, 3, 4, [6], 7, 4, 2, 16, True, "halves", {}),
+            ("gqa_decode_scale_softcap", 1, 1, 6, [6], 7, 4, 2, 16, True, "halves", {"scale": 0.3, "softcap": 2.0}),
+            ("gqa_decode_smooth_softmax", 2, 1, 5, [5, 2], 6, 4, 2, 16, False, None, {"smooth_softmax": 1}),
+            ("gqa_prefill_local_window", 1, 7, None, [6], 7, 2, 1, 16, True, "halves", {"local_window_size": 2}),
+            ("gqa_decode_local_window", 1, 1, 8, [8], 9, 2, 1, 16, False, None, {"local_window_size": 3})]:
+        d_q, d_kv = heads * head, kv * head
+        ins = []
+        if packed:
+            ins += [("query", f32(b, s, d_q + 2 * d_kv)), ("key", None), ("value", None)]
+        else:
+            ins += [("query", f32(b, s, d_q)), ("key", f32(b, s, d_kv)), ("value", f32(b, s, d_kv))]
+        if past is None:
+            ins += [("past_key", None), ("past_value", None)]
+        else:
+            ins += [("past_key", f32(b, kv, past, head)), ("past_value", f32(b, kv, past, head))]
+        ins += [("seqlens_k", np.array(seqlens, dtype=np.int32)), ("total_sequence_length", np.array(total, dtype=np.int32))]
+        a = {"num_heads": heads, "kv_num_heads": kv, **attrs}
+        if rot:
+            half = head // 4 if rot.endswith("partial") else head // 2
+            angle = np.outer(np.arange(max_pos), 1.0 / 10000 ** (np.arange(half) / half))
+            ins += [("cos_cache", np.cos(angle).astype(np.float32)), ("sin_cache", np.sin(angle).astype(np.float32))]
+            a.update(do_rotary=1, rotary_interleaved=1 if rot.startswith("interleaved") else 0)
+        valid = {"0": [k + 1 for k in seqlens]} if s == total and min(seqlens) + 1 < s else None
+        case(out, cases, name, "GroupQueryAttention", "com.microsoft", ins,
+             [("output", 3), ("present_key", 4), ("present_value", 4)], a, const={"cos_cache", "sin_cache"}, valid=valid)
+
+
+def simplified_norm_cases(out, cases):
+    """SimplifiedLayerNormalization in the ai.onnx domain: last-dim and two-dim normalization, the
+    schema's default epsilon, the optional inv_std_var output."""
+    for name, shape, axis, eps, outs in [("sln_3d_last", (2, 5, 48), -1, 1e-6, ["Y"]),
+                                         ("sln_axis1_inv_std", (3, 4, 8), 1, 1e-5, ["Y", "inv_std_var"]),
+                                         ("sln_default_eps", (7, 32), None, None, ["Y"])]:
+        attrs = {k: v for k, v in (("axis", axis), ("epsilon", eps)) if v is not None}
+        norm = int(np.prod(shape[(axis if axis is not None and axis >= 0 else len(shape) - 1):]))
+        scale_shape = shape[(axis if axis is not None and axis >= 0 else len(shape) - 1):]
+        assert int(np.prod(scale_shape)) == norm
+        case(out, cases, name, "SimplifiedLayerNormalization", "", [("X", f32(*shape)), ("scale", f32(*scale_shape))],
+             [(o, None) for o in outs], attrs, const={"scale"})
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -80,6 +142,8 @@ def main():
         case(out, cases, name, "SkipSimplifiedLayerNormalization", "com.microsoft", ins, [(o, None) for o in outs],
              {"epsilon": 1e-6}, const={"gamma", "bias"})
     rotary_cases(out, cases)
+    gqa_cases(out, cases)
+    simplified_norm_cases(out, cases)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(cases, f)
 

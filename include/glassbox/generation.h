@@ -95,6 +95,13 @@ struct DecoderInfo {
   int64_t vocab_size = 0;            // logits' last dim
   bool has_position_ids = false;
   int64_t kv_bytes_per_token = 0;    // 2 (K, V) x layers x kv_heads x head_dim x 4 (fp32)
+  // onnxruntime-genai's layout: every genai_config.json field, its value and what glassbox does with it.
+  struct ConfigField {
+    std::string field;  // e.g. "search.top_k"
+    std::string value;  // JSON text
+    std::string use;    // "policy top_k (below generation_config.json)", "checked against ...", "not used: ..."
+  };
+  std::vector<ConfigField> genai_config;
 };
 
 // A finding about the model's files at load (pad == eos, missing EOS, ...): declared, with the fix.

@@ -1,5 +1,5 @@
 // glassbox ops [--markdown] [--passes]: the supported operators (from
-// src/ops/ops.inc, src/ops/ml_ops.inc and src/ops/contrib_ops.inc) and the graph passes. `--markdown` prints
+// src/ops/ops.inc, src/ops/ml_ops.inc, src/ops/contrib_ops.inc and src/graph/ort_onnx_domain_ops.inc) and the graph passes. `--markdown` prints
 // docs/OPERATORS.md.
 #include <iostream>
 
@@ -31,6 +31,12 @@ void print_markdown() {
                "the range shown; every attribute or input an op does not implement is refused at load by name.\n\n"
             << contrib.size() << " operators.\n\n| Operator | Opsets |\n|---|---|\n";
   for (const auto& op : contrib) std::cout << "| " << op.op_type << " | " << op.first_opset << "–" << op.last_opset << " |\n";
+  std::cout << "\n## ONNX Runtime's operators in the ai.onnx domain\n\nGenerated from `src/graph/ort_onnx_domain_ops.inc`: ops ONNX "
+               "Runtime registers in the default domain although ONNX defines none of that name. onnx's checker refuses "
+               "them (\"No Op registered\"); for these ops only, the loader hides the node from the checker and shape "
+               "inference (the rest of the graph is checked; any other unknown ai.onnx op still fails). Supported at any "
+               "ai.onnx opset the other operators are.\n\n| Operator | Why models have it |\n|---|---|\n";
+  for (const auto& op : glassbox::ops::ort_onnx_domain_ops()) std::cout << "| " << op.op_type << " | " << op.why << " |\n";
   std::cout << "\n## String tensors\n\nGenerated from `src/ops/string_ops.inc`: the only operators that take string "
                "tensors as inputs. Any other operator given one is refused at load (or at run time when type inference "
                "could not tell), naming the op, input and dtype (docs/ml.md).\n\n| Operator | Domain | With strings |\n|---|---|---|\n";
@@ -63,5 +69,6 @@ void add_ops_command(CLI::App& app) {
       std::cout << glassbox::ops::kMlDomain << "::" << op.op_type << "\t" << op.first_opset << "-" << op.last_opset << "\n";
     for (const auto& op : glassbox::ops::supported_contrib_ops())
       std::cout << glassbox::ops::kContribDomain << "::" << op.op_type << "\t" << op.first_opset << "-" << op.last_opset << "\n";
+    for (const auto& op : glassbox::ops::ort_onnx_domain_ops()) std::cout << op.op_type << "\t(ONNX Runtime's, ai.onnx domain)\n";
   });
 }

@@ -47,6 +47,8 @@ struct Lookup {
       return std::make_pair((*glassbox_generation)[key], std::string("glassbox.json generation.") + key);
     if (files.generation_config.is_object() && files.generation_config.contains(key) && !files.generation_config[key].is_null())
       return std::make_pair(files.generation_config[key], std::string("generation_config.json ") + key);
+    if (files.genai && files.genai->policy.contains(key) && !files.genai->policy[key]["value"].is_null())
+      return std::make_pair(files.genai->policy[key]["value"], files.genai->policy[key]["source"].get<std::string>());
     if (files.config.is_object() && files.config.contains(key) && !files.config[key].is_null())
       return std::make_pair(files.config[key], std::string("config.json ") + key);
     return std::nullopt;
@@ -116,9 +118,14 @@ Status resolve_stop_ids(const ModelFiles& files, const Lookup& lookup, const Tok
   };
   // generation_config.json's eos_token_id wins over config.json's (transformers reads config.json
   // only when generation_config.json lacks it); both are model files, so neither is dropped silently.
-  for (const auto& [j, file] : {std::pair{&files.generation_config, "generation_config.json"}, std::pair{&files.config, "config.json"}}) {
+  // genai_config.json's model.eos_token_id sits between them (the builder copies it from either).
+  json genai_eos = json::object();
+  if (files.genai && files.genai->policy.contains("eos_token_id")) genai_eos["eos_token_id"] = files.genai->policy["eos_token_id"]["value"];
+  for (const auto& [j, file] : {std::pair{&files.generation_config, "generation_config.json"},
+                                std::pair{static_cast<const json*>(&genai_eos), "genai_config.json model."},
+                                std::pair{&files.config, "config.json"}}) {
     if (!j->is_object() || !j->contains("eos_token_id") || (*j)["eos_token_id"].is_null()) continue;
-    const std::string source = std::string(file) + " eos_token_id";
+    const std::string source = std::string(file) + (std::string(file).back() == '.' ? "" : " ") + "eos_token_id";
     GB_ASSIGN_OR_RETURN(auto more, id_list((*j)["eos_token_id"], source));
     add(more, source + " " + join_ids(more));
     break;
@@ -185,6 +192,8 @@ Status resolve_max_context(const ModelFiles& files, const GenerationOptions& opt
     const json& v = files.glassbox["generation"]["max_context"];
     if (!v.is_number_integer()) return bad_type("glassbox.json generation.max_context", "an integer", v);
     p.max_context = {v.get<int64_t>(), "glassbox.json generation.max_context"};
+  } else if (files.genai && files.genai->context_length > 0) {
+    p.max_context = {files.genai->context_length, "genai_config.json model.context_length"};
   } else {
     // The positions the model was built for, under the names configs use for them.
     for (const char* key : {"max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length"}) {
@@ -240,27 +249,32 @@ Result<ModelFiles> read_model_files(const std::string& dir) {
   // model.onnx first (Optimum's current export; transformers.js v3 renamed its merged file to it), then
   // the legacy merged file Optimum and older transformers.js repos ship. Quantized variants
   // (_quantized, _q4, ...) are never picked implicitly.
+  // onnxruntime-genai's builder layout: genai_config.json names the decoder file (usually model.onnx too).
+  if (fs::exists(fs::path(dir) / "genai_config.json", ec)) {
+    GB_ASSIGN_OR_RETURN(auto g, read_genai_config((fs::path(dir) / "genai_config.json").string()));
+    f.model_path = (fs::path(dir) / g.model_file).string();
+    if (!fs::exists(f.model_path, ec))
+      return make_error(ErrorCode::kNotFound, "genai_config.json model.decoder.filename names a missing file", f.model_path);
+    f.genai = std::move(g);
+  }
   for (const char* rel : {"model.onnx", "onnx/model.onnx", "decoder_model_merged.onnx", "onnx/decoder_model_merged.onnx"}) {
+    if (f.genai) break;
     if (fs::exists(fs::path(dir) / rel, ec)) {
       f.model_path = (fs::path(dir) / rel).string();
       break;
     }
   }
-  if (f.model_path.empty()) {
-    std::string also;
-    for (const char* other : {"genai_config.json"})
-      if (fs::exists(fs::path(dir) / other, ec)) also += std::string(also.empty() ? "" : ", ") + other;
+  if (f.model_path.empty())
     return make_error(ErrorCode::kUnsupported,
-                      "no model.onnx, onnx/model.onnx, decoder_model_merged.onnx or onnx/decoder_model_merged.onnx" +
-                          (also.empty() ? std::string() : " (found " + also + ")"), dir,
-                      "glassbox generates with Optimum's layouts: one model.onnx with past_key_values.*/present.*, or the "
-                      "legacy decoder_model_merged.onnx; onnxruntime-genai's is not supported yet");
-  }
+                      "no model.onnx, onnx/model.onnx, decoder_model_merged.onnx, onnx/decoder_model_merged.onnx or "
+                      "genai_config.json", dir,
+                      "glassbox generates with Optimum's layouts (one model.onnx with past_key_values.*/present.*, or the "
+                      "legacy decoder_model_merged.onnx) and onnxruntime-genai's (genai_config.json)");
   f.tokenizer_path = (fs::path(dir) / "tokenizer.json").string();
   if (!fs::exists(f.tokenizer_path, ec))
     return make_error(ErrorCode::kNotFound, "required file is missing", f.tokenizer_path,
                       "a decoder model directory needs tokenizer.json");
-  GB_ASSIGN_OR_RETURN(f.config, read_json(fs::path(dir) / "config.json", true));
+  GB_ASSIGN_OR_RETURN(f.config, read_json(fs::path(dir) / "config.json", !f.genai));
   GB_ASSIGN_OR_RETURN(f.generation_config, read_json(fs::path(dir) / "generation_config.json", false));
   GB_ASSIGN_OR_RETURN(f.tokenizer_config, read_json(fs::path(dir) / "tokenizer_config.json", false));
   GB_ASSIGN_OR_RETURN(f.glassbox, read_json(fs::path(dir) / "glassbox.json", false));

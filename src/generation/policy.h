@@ -3,18 +3,21 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "generation/genai_config.h"
 #include "glassbox/generation.h"
 
 namespace glassbox::generation {
 
 struct ModelFiles {
   std::string dir;
-  std::string model_path;             // model.onnx, else onnx/model.onnx
+  std::string model_path;             // model.onnx, else onnx/model.onnx; genai_config.json's file when it exists
   std::string tokenizer_path;
-  nlohmann::json config;              // config.json (required)
+  std::optional<GenaiConfig> genai;   // onnxruntime-genai's layout: genai_config.json
+  nlohmann::json config;              // config.json (required, except beside genai_config.json)
   nlohmann::json generation_config;   // generation_config.json or null
   nlohmann::json tokenizer_config;    // tokenizer_config.json or null
   nlohmann::json glassbox;            // glassbox.json or null

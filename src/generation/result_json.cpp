@@ -60,6 +60,11 @@ ordered_json explain_json(const GenerationSession& s) {
                    {"bytes_at_max_context", ctx * s.decoder().kv_bytes_per_token},
                    {"budget_bytes", s.kv_budget_bytes()},
                    {"feeding", "past copied in and present copied out at each step (in-place cache: open)"}};
+  if (!s.decoder().genai_config.empty()) {
+    ordered_json fields = ordered_json::array();
+    for (const auto& f : s.decoder().genai_config) fields.push_back({{"field", f.field}, {"value", f.value}, {"use", f.use}});
+    j["genai_config"] = fields;
+  }
   j["policy"] = policy_json(s.default_policy());
   ordered_json defaults = ordered_json::array();
   for (const auto& d : generation_defaults())

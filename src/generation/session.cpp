@@ -150,10 +150,17 @@ Result<GenerationSession> GenerationSession::load(const std::string& model_dir, 
   if (!session.ok()) return std::move(session).take_error().with_where(files.model_path);
   auto tok = Tokenizer::from_file(files.tokenizer_path);
   if (!tok.ok()) return std::move(tok).take_error().with_where(files.tokenizer_path);
-  const int64_t config_vocab = files.config.contains("vocab_size") && files.config["vocab_size"].is_number_integer()
-                                   ? files.config["vocab_size"].get<int64_t>() : 0;
+  int64_t config_vocab = files.config.is_object() && files.config.contains("vocab_size") && files.config["vocab_size"].is_number_integer()
+                             ? files.config["vocab_size"].get<int64_t>() : 0;
+  if (files.genai && config_vocab == 0) config_vocab = files.genai->vocab_size;
   auto layout = generation::recognise_layout(session->inputs(), session->outputs(), config_vocab);
   if (!layout.ok()) return std::move(layout).take_error().with_where(files.model_path);
+  if (files.genai) {
+    layout->info.model_path = files.model_path;
+    GB_RETURN_IF_ERROR(generation::check_genai_sizes(*files.genai, layout->info));
+    layout->info.layout = "onnxruntime-genai (genai_config.json)";
+    layout->info.genai_config = files.genai->fields;
+  }
   auto impl = std::make_unique<Impl>(std::move(files), options, std::move(session).value(), std::move(tok).value());
   impl->layout = std::move(layout).value();
   impl->layout.info.model_path = impl->files.model_path;

@@ -21,9 +21,29 @@
 
 namespace glassbox::graph {
 
+namespace {
+
+// ONNX Runtime's default-domain ops glassbox implements (ort_onnx_domain_ops.inc).
+bool ort_onnx_domain_op(const std::string& op_type) {
+  static const char* const kOps[] = {
+#define ORT_ONNX_OP(name, why) #name,
+#include "graph/ort_onnx_domain_ops.inc"
+#undef ORT_ONNX_OP
+  };
+  for (const char* op : kOps)
+    if (op_type == op) return true;
+  return false;
+}
+
+}  // namespace
+
 std::string onnx_lacks_schema(const std::string& domain, const std::string& op_type, int64_t opset) {
   const std::string d = domain == "ai.onnx" ? "" : domain;
   if (d != "" && d != "ai.onnx.ml") return {};
+  if (d.empty() && ort_onnx_domain_op(op_type) &&
+      onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), d) == nullptr)
+    return op_type + " (ONNX Runtime's op in the ai.onnx domain; ONNX defines none: declared in "
+                     "src/graph/ort_onnx_domain_ops.inc)";
   const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto range = known.find(d);
   if (range == known.end() || opset <= range->second.second) return {};

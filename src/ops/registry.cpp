@@ -21,6 +21,9 @@ namespace glassbox::ops {
 #define CONTRIB_OP(name, first, last) Result<std::unique_ptr<Op>> create_ms_##name(const graph::Node& node, int64_t opset);
 #include "ops/contrib_ops.inc"
 #undef CONTRIB_OP
+#define ORT_ONNX_OP(name, why) Result<std::unique_ptr<Op>> create_ort_##name(const graph::Node& node, int64_t opset);
+#include "graph/ort_onnx_domain_ops.inc"
+#undef ORT_ONNX_OP
 
 namespace {
 
@@ -77,6 +80,25 @@ constexpr OpSupport kContribOps[] = {
     {nullptr, 0, 0},
 };
 
+// ONNX Runtime's ops in the ai.onnx domain (graph/ort_onnx_domain_ops.inc): any ai.onnx opset the
+// other ops of the model are supported at.
+struct OrtOnnxEntry {
+  const char* op_type;
+  OpFactory create;
+};
+
+constexpr OrtOnnxEntry kOrtOnnxFactories[] = {
+#define ORT_ONNX_OP(name, why) {#name, &create_ort_##name},
+#include "graph/ort_onnx_domain_ops.inc"
+#undef ORT_ONNX_OP
+};
+
+const OrtOnnxEntry* ort_onnx_factory(const std::string& op_type) {
+  for (const auto& f : kOrtOnnxFactories)
+    if (op_type == f.op_type) return &f;
+  return nullptr;
+}
+
 constexpr RefusedOp kMlRefused[] = {
 #define ML_OP(name, first, last)
 #define ML_REFUSED(name, why) {#name, why},
@@ -103,6 +125,14 @@ bool takes_strings(const std::string& domain, const std::string& op_type) {
   return false;
 }
 
+const OrtOnnxOp kOrtOnnxOps[] = {
+#define ORT_ONNX_OP(name, why) {#name, why},
+#include "graph/ort_onnx_domain_ops.inc"
+#undef ORT_ONNX_OP
+};
+
+std::span<const OrtOnnxOp> ort_onnx_domain_ops() { return kOrtOnnxOps; }
+
 std::span<const OpSupport> supported_ml_ops() { return {kMlOps, std::size(kMlOps) - 1}; }
 std::span<const OpSupport> supported_contrib_ops() { return {kContribOps, std::size(kContribOps) - 1}; }
 std::span<const RefusedOp> refused_ml_ops() { return {kMlRefused, std::size(kMlRefused) - 1}; }
@@ -118,6 +148,7 @@ int64_t newest_supported_opset() {
 bool is_supported(const std::string& domain, const std::string& op_type, int64_t opset) {
   const bool ml = domain == kMlDomain, contrib = domain == kContribDomain;
   if (!(domain.empty() || domain == "ai.onnx" || ml || contrib)) return false;
+  if (!ml && !contrib && ort_onnx_factory(op_type)) return opset >= 1 && opset <= newest_supported_opset();
   for (const auto& op : ml ? supported_ml_ops() : contrib ? supported_contrib_ops() : supported_ops())
     if (op_type == op.op_type && opset >= op.first_opset && opset <= op.last_opset) return true;
   return false;
@@ -180,6 +211,12 @@ Result<std::unique_ptr<Op>> create_op(const graph::Node& node, int64_t opset) {
     for (const auto& r : refused_ml_ops())
       if (node.op_type == r.op_type) return make_error(ErrorCode::kUnsupported, std::string("operator refused: ") + r.why, where);
   }
+  if (!ml && !contrib)
+    if (const OrtOnnxEntry* f = ort_onnx_factory(node.op_type); f && opset >= 1 && opset <= newest_supported_opset()) {
+      auto op = f->create(node, opset);
+      if (!op.ok()) return std::move(op).take_error().with_where(where);
+      return op;
+    }
   bool known_other_opset = false;
   const auto factories = ml ? std::span<const FactoryEntry>(kMlFactories)
                             : contrib ? std::span<const FactoryEntry>(kContribFactories) : std::span<const FactoryEntry>(kFactories);

@@ -32,6 +32,14 @@ struct RefusedOp {
 };
 std::span<const RefusedOp> refused_ml_ops();
 
+// ONNX Runtime's operators in the default (ai.onnx) domain that ONNX itself does not define, with why
+// models have them (graph/ort_onnx_domain_ops.inc, the loader's declared checker exemption).
+struct OrtOnnxOp {
+  const char* op_type;
+  const char* why;
+};
+std::span<const OrtOnnxOp> ort_onnx_domain_ops();
+
 // Operators that take string tensors as inputs (string_ops.inc); every other op is refused
 // when an input is a string tensor. domain "" = ai.onnx.
 struct StringOp {

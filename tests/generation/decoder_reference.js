@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The peer side of generation parity: onnxruntime-node 1.30 runs a decoder model.onnx (Optimum's
-// current layout) with a plain greedy loop that feeds present -> past, from token-id prompts, and
+// current or legacy merged layout, or onnxruntime-genai's, whose prompts of a batch run one at a time) with a plain greedy loop that feeds present -> past, from token-id prompts, and
 // writes every step's logits and chosen tokens. glassbox_generation_tests (parity_test.cpp) then
 // runs the same prompts through glassbox's GenerationSession and compares step by step.
 //
@@ -63,8 +63,8 @@ async function runCase(session, layers, kvHeads, headDim, c) {
     const feeds = {
       input_ids: tensor('int64', [B, seq], ids),
       attention_mask: tensor('int64', [B, T], maskData),
-      position_ids: tensor('int64', [B, seq], pos),
     };
+    if (session.inputNames.includes('position_ids')) feeds.position_ids = tensor('int64', [B, seq], pos);
     for (let i = 0; i < layers; ++i) {
       feeds[`past_key_values.${i}.key`] = past[2 * i];
       feeds[`past_key_values.${i}.value`] = past[2 * i + 1];
@@ -110,6 +110,38 @@ async function checkDummyPastIgnored(session, feeds, layers, logits) {
     if (other[i] !== logits.data[i]) throw new Error('the no-cache branch depends on the dummy past length');
 }
 
+// A model without position_ids (onnxruntime-genai's GroupQueryAttention derives positions from the
+// mask's sum, so left padding would shift them): each prompt runs alone, as glassbox runs it, and the
+// rows are put back together as one [steps, batch, vocab] case.
+async function runCaseRows(session, layers, kvHeads, headDim, c) {
+  if (session.inputNames.includes('position_ids') || c.prompts.length === 1) return runCase(session, layers, kvHeads, headDim, c);
+  const rows = [];
+  for (const p of c.prompts) rows.push(await runCase(session, layers, kvHeads, headDim, { ...c, prompts: [p] }));
+  const B = c.prompts.length, vocab = rows[0].vocab;
+  const logits = new Float32Array(c.steps * B * vocab), tokens = new BigInt64Array(c.steps * B);
+  for (let t = 0; t < c.steps; ++t)
+    rows.forEach((r, b) => {
+      logits.set(r.logits.subarray(t * vocab, (t + 1) * vocab), (t * B + b) * vocab);
+      tokens[t * B + b] = r.tokens[t];
+    });
+  return { logits, tokens, vocab };
+}
+
+// The decoder's sizes: config.json, or onnxruntime-genai's genai_config.json (model.decoder).
+function decoderSizes(dir) {
+  const genai = path.join(dir, 'genai_config.json');
+  if (fs.existsSync(genai)) {
+    const m = JSON.parse(fs.readFileSync(genai, 'utf8')).model;
+    return { layers: m.decoder.num_hidden_layers, kvHeads: m.decoder.num_key_value_heads, headDim: m.decoder.head_size,
+             vocab: m.vocab_size, file: path.join(dir, m.decoder.filename) };
+  }
+  const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  const heads = config.num_attention_heads ?? config.n_head;
+  return { layers: config.num_hidden_layers ?? config.n_layer, kvHeads: config.num_key_value_heads ?? heads,
+           headDim: config.head_dim ?? (config.hidden_size ?? config.n_embd) / heads, vocab: config.vocab_size,
+           file: modelFile(dir) };
+}
+
 // The decoder file glassbox picks, in the same order (src/generation/policy.cpp read_model_files).
 function modelFile(dir) {
   for (const rel of ['model.onnx', 'onnx/model.onnx', 'decoder_model_merged.onnx', 'onnx/decoder_model_merged.onnx'])
@@ -124,22 +156,18 @@ async function main() {
     process.exit(2);
   }
   for (const dir of modelDirs) {
-    const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
-    const layers = config.num_hidden_layers ?? config.n_layer;
-    const heads = config.num_attention_heads ?? config.n_head;
-    const kvHeads = config.num_key_value_heads ?? heads;
-    const headDim = config.head_dim ?? (config.hidden_size ?? config.n_embd) / heads;
+    const { layers, kvHeads, headDim, vocab: vocabSize, file } = decoderSizes(dir);
     // 151k-token vocabularies: 16 steps keep the reference files small; small vocabularies: 64.
-    const steps = config.vocab_size > 100000 ? 16 : 64;
-    const session = await ort.InferenceSession.create(modelFile(dir), {
+    const steps = vocabSize > 100000 ? 16 : 64;
+    const session = await ort.InferenceSession.create(file, {
       graphOptimizationLevel: 'disabled', intraOpNumThreads: 1, interOpNumThreads: 1,
     });
     const name = path.basename(path.resolve(dir));
     const out = path.join(outDir, name);
     fs.mkdirSync(out, { recursive: true });
-    const cases = casesFor(config.vocab_size, steps);
+    const cases = casesFor(vocabSize, steps);
     for (const c of cases) {
-      const r = await runCase(session, layers, kvHeads, headDim, c);
+      const r = await runCaseRows(session, layers, kvHeads, headDim, c);
       writeNpy(path.join(out, `${c.name}.logits.npy`), 'float32', [c.steps, c.prompts.length, r.vocab], r.logits);
       writeNpy(path.join(out, `${c.name}.tokens.npy`), 'int64', [c.steps, c.prompts.length], r.tokens);
       console.log(`${name} ${c.name}: ${c.steps} steps, tokens ${Array.from(r.tokens.slice(0, 8)).join(' ')} ...`);

@@ -91,7 +91,7 @@ std::vector<std::vector<std::vector<float>>> run_case(GenerationSession& gen, co
     auto r = gen.take_result(id);
     EXPECT_TRUE(r.ok());
     if (!r.ok()) return {};
-    EXPECT_EQ(r->finish_reason, FinishReason::kLength);
+    EXPECT_EQ(r->finish_reason, FinishReason::kLength) << r->error;
     tokens.push_back(r->token_ids);
     rows.push_back(std::move(seen[id]));
   }
@@ -159,5 +159,8 @@ TEST(GenerationParity, LlamaStyleQ4MatchesOnnxRuntime) { check_model("llama_tiny
 TEST(GenerationParity, Gpt2StyleQ4MatchesOnnxRuntime) { check_model("gpt2_tiny_q4", 1); }
 TEST(GenerationParity, LlamaStyleLegacyMergedQ4MatchesOnnxRuntime) { check_model("llama_tiny_merged_q4", 1); }
 TEST(GenerationParity, Gpt2StyleLegacyMergedQ4MatchesOnnxRuntime) { check_model("gpt2_tiny_merged_q4", 1); }
+// onnxruntime-genai's builder layout (genai_config.json; GroupQueryAttention with rotary, no position_ids:
+// the batch-2 case runs each prompt alone on both sides).
+TEST(GenerationParity, LlamaStyleGenaiLayoutMatchesOnnxRuntime) { check_model("llama_tiny_genai", 1); }
 
 }  // namespace

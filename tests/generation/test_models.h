@@ -13,7 +13,7 @@ namespace gbtest {
 
 inline std::string decoder_model(const std::string& name) {
   const auto dir = std::filesystem::path(GLASSBOX_DECODER_MODELS) / name;
-  EXPECT_TRUE(std::filesystem::exists(dir / "config.json"))
+  EXPECT_TRUE(std::filesystem::exists(dir / "config.json") || std::filesystem::exists(dir / "genai_config.json"))
       << dir << " is missing: ctest runs the fixtures generation_models and generation_layout_models, or run "
       << "scripts/make_decoder_models.py and scripts/make_decoder_layouts.py --out " << GLASSBOX_DECODER_MODELS;
   return dir.string();
