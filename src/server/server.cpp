@@ -67,6 +67,11 @@ Result<int> serve(const ServeConfig& config) {
   GB_ASSIGN_OR_RETURN(LogFormat log_format, parse_log_format(opts.log_format));
   set_log_format(log_format);
   GB_RETURN_IF_ERROR(check_numerics_options(opts));
+  if (opts.prefill_chunk_tokens < 1)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "prefill_chunk_tokens is " + std::to_string(opts.prefill_chunk_tokens) +
+                          ": a prefill run must feed at least 1 prompt token",
+                      "--prefill-chunk-tokens", "give a positive number of tokens (default 256)");
   if (opts.model_dirs.empty() && opts.model_repository.empty()) opts.model_dirs.push_back(default_model_dir());
   SessionOptions session = config.session;
   session.threads = opts.threads;

@@ -121,6 +121,7 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   gen.session = engine.session;
   gen.precision = engine.precision;
   gen.kv_budget_bytes = options.kv_cache_bytes;
+  gen.prefill_chunk_tokens = options.prefill_chunk_tokens;
   // docs/memory.md: weights + the KV budget + each run's tensors must fit (the KV budget is reserved up front).
   apply_generation_budget(gen.session, budget, gen.kv_budget_bytes);
   auto session = GenerationSession::load(dir, gen);
@@ -140,6 +141,7 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   }
   gexplain["kv_cache"]["budget_bytes"] = options.kv_cache_bytes;
   gexplain["kv_cache"]["budget_source"] = "server option kv_cache_bytes (--kv-cache-bytes)";
+  gexplain["prefill"]["chunk_source"] = "server option prefill_chunk_tokens (--prefill-chunk-tokens)";
   gexplain["served_as"] = {{"kind", "generation"}, {"rule", kGenerationModelRule}};
   GenerationWorkerOptions wopts;
   wopts.model = m->name;
