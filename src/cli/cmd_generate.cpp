@@ -147,6 +147,14 @@ void run_interactive(GenerationSession& gen, const GenerateArgs& a, const glassb
   std::cerr << "\n";
 }
 
+// The session-wide sizes: --max-context and --prefill-chunk-tokens.
+void add_context_flags(CLI::App* cmd, GenerateArgs& a) {
+  cmd->add_option("--max-context", a.max_context, "tokens one sequence may hold, prompt + generated (default: "
+                  "glassbox.json generation.max_context, else config.json max_position_embeddings)");
+  cmd->add_option("--prefill-chunk-tokens", a.prefill_chunk_tokens, "prompt tokens per prefill run; a longer prompt "
+                  "runs in chunks, each after the K/V so far, with the same result (default: 256)");
+}
+
 }  // namespace
 
 void add_generate_command(CLI::App& app) {
@@ -185,10 +193,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "sampling seed (default: random per request, reported in --json)");
   cmd->add_option("--stop", a->stop, "stop string (repeatable); the text ends before it");
   cmd->add_option("--stop-token-id", a->stop_token_ids, "extra stop token id (repeatable), added to the model's EOS set");
-  cmd->add_option("--max-context", a->max_context, "tokens one sequence may hold, prompt + generated (default: "
-                  "glassbox.json generation.max_context, else config.json max_position_embeddings)");
-  cmd->add_option("--prefill-chunk-tokens", a->prefill_chunk_tokens, "prompt tokens per prefill run; a longer prompt "
-                  "runs in chunks, each after the K/V so far, with the same result (default: 256)");
+  add_context_flags(cmd, *a);
   using glassbox::cli::SessionFlag;
   glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kThreads, SessionFlag::kPrecision});
   cmd->callback([a, sample, chat] {
