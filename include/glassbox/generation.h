@@ -5,9 +5,11 @@
 // glassbox.json) and any number of sequences in flight. Each sequence's KV cache lives in a
 // buffer sized when it is admitted (prompt + max_new_tokens tokens, never the whole context) and
 // counted against a declared budget. prefill() admits sequences and runs their prompts as one
-// engine run; step() advances every active sequence by one token in one engine run (sequences of
-// different lengths batch through attention_mask / position_ids), so a server's scheduler can
-// step many requests at once. Every generation parameter is resolved with its source
+// engine run (in chunks of at most prefill_chunk_tokens, each one run after the past so far);
+// step() advances every active sequence by one token in one engine run (sequences of different
+// lengths batch through attention_mask / position_ids), so a server's scheduler can step many
+// requests at once. admit() + prefill_chunk() expose the chunks: a scheduler runs decode steps of
+// the others between two chunks of a long prompt. Every generation parameter is resolved with its source
 // (request > glassbox.json > generation_config.json > config.json > glassbox default) and
 // echoed with each result.
 #pragma once
@@ -83,6 +85,12 @@ struct GenerationOptions {
   // error naming the numbers (never an allocation failure mid-generation). 2 GiB: ~87k tokens of a
   // Qwen2.5-0.5B-shaped model (24 KiB/token fp32), far above one CPU's useful concurrency.
   int64_t kv_budget_bytes = int64_t{2} << 30;
+  // Prompt tokens one prefill run feeds per sequence at most; a longer prompt runs in chunks, each
+  // after the K/V of the chunks before (same logits as one run, docs/generation.md). 256: a prompt
+  // up to 256 tokens is one run; a longer one pauses a server's other streams for one 256-token run
+  // at a time instead of the whole prompt. Lower: more runs, each copying the past so far in (the
+  // in-place cache is open), so long prompts' time to first token grows. Must be >= 1 (load refuses 0).
+  int64_t prefill_chunk_tokens = 256;
 };
 
 // The decoder as glassbox recognised it.
@@ -170,10 +178,25 @@ class GenerationSession {
   int64_t kv_reserved_bytes() const;  // by the sequences in flight
 
   // Admits the sequences (prompt + max_new_tokens <= max_context, KV budget) and runs their
-  // prompts as one engine run, choosing each one's first token. All or none are admitted.
+  // prompts (batched, in chunks of prefill_chunk_tokens), choosing each one's first token. All or
+  // none are admitted.
   Result<std::vector<SequenceId>> prefill(const std::vector<SequenceInput>& inputs, std::vector<StepEvent>* events = nullptr);
+  // Admits the sequences as prefill() does (reserving their KV) without running them: each is
+  // prefilling until prefill_chunk() has run its whole prompt. A max_new_tokens 0 sequence finishes
+  // here (its event in `events`). All or none are admitted.
+  Result<std::vector<SequenceId>> admit(const std::vector<SequenceInput>& inputs, std::vector<StepEvent>* events = nullptr);
+  // Runs the next chunk (at most prefill_chunk_tokens prompt tokens, after the K/V so far) of each
+  // of `ids` (empty: every prefilling sequence) in one engine run. A sequence whose last chunk ran
+  // gets its first token (an event) and becomes steppable. A failed run changes no sequence.
+  Result<std::vector<StepEvent>> prefill_chunk(std::span<const SequenceId> ids = {});
+  // Sequences admitted whose prompt is not all prefilled yet, in admission order.
+  std::vector<SequenceId> prefilling() const;
+  // Prompt tokens of `id` not yet prefilled (0 once steppable, finished or unknown).
+  int64_t prefill_remaining(SequenceId id) const;
+  int64_t prefill_chunk_tokens() const;
   // One token for each of `ids` (empty: every active sequence) in one engine run.
   Result<std::vector<StepEvent>> step(std::span<const SequenceId> ids = {});
+  // Steppable sequences: prefilled and not finished.
   std::vector<SequenceId> active() const;
   // The result of a finished sequence (removed from the session, its KV buffer freed).
   Result<GenerationResult> take_result(SequenceId id);

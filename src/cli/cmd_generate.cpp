@@ -20,7 +20,7 @@ struct GenerateArgs {
   std::vector<std::string> prompts;
   bool json = false;
   bool explain = false;
-  std::optional<int64_t> max_new_tokens, top_k, max_context;
+  std::optional<int64_t> max_new_tokens, top_k, max_context, prefill_chunk_tokens;
   std::optional<double> temperature, top_p, min_p, repetition_penalty;
   std::optional<uint64_t> seed;
   bool do_sample = false;
@@ -147,6 +147,14 @@ void run_interactive(GenerationSession& gen, const GenerateArgs& a, const glassb
   std::cerr << "\n";
 }
 
+// The session-wide sizes: --max-context and --prefill-chunk-tokens.
+void add_context_flags(CLI::App* cmd, GenerateArgs& a) {
+  cmd->add_option("--max-context", a.max_context, "tokens one sequence may hold, prompt + generated (default: "
+                  "glassbox.json generation.max_context, else config.json max_position_embeddings)");
+  cmd->add_option("--prefill-chunk-tokens", a.prefill_chunk_tokens, "prompt tokens per prefill run; a longer prompt "
+                  "runs in chunks, each after the K/V so far, with the same result (default: 256)");
+}
+
 }  // namespace
 
 void add_generate_command(CLI::App& app) {
@@ -185,8 +193,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "sampling seed (default: random per request, reported in --json)");
   cmd->add_option("--stop", a->stop, "stop string (repeatable); the text ends before it");
   cmd->add_option("--stop-token-id", a->stop_token_ids, "extra stop token id (repeatable), added to the model's EOS set");
-  cmd->add_option("--max-context", a->max_context, "tokens one sequence may hold, prompt + generated (default: "
-                  "glassbox.json generation.max_context, else config.json max_position_embeddings)");
+  add_context_flags(cmd, *a);
   using glassbox::cli::SessionFlag;
   glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kThreads, SessionFlag::kPrecision});
   cmd->callback([a, sample, chat] {
@@ -196,6 +203,7 @@ void add_generate_command(CLI::App& app) {
     opts.precision = a->session.precision;  // over glassbox.json "precision"
     opts.max_context = a->max_context;
     opts.max_context_source = "flag --max-context";
+    if (a->prefill_chunk_tokens) opts.prefill_chunk_tokens = *a->prefill_chunk_tokens;
     auto gen = GenerationSession::load(a->model_dir, opts);
     if (!gen.ok()) cli::fail("generate", gen.error());
     if (a->explain) {

@@ -71,6 +71,8 @@ void add_serve_command(CLI::App& app) {
   add_server_flag(cmd, *a, "--max-queue-delay-ms", "max_queue_delay_ms", s.max_queue_delay_ms, "wait for a fuller batch");
   add_server_flag(cmd, *a, "--kv-cache-bytes", "kv_cache_bytes", s.kv_cache_bytes,
                   "KV cache bytes per generation model (requests reserve prompt + max_new_tokens at admission)");
+  add_server_flag(cmd, *a, "--prefill-chunk-tokens", "prefill_chunk_tokens", s.prefill_chunk_tokens,
+                  "prompt tokens per prefill run of a generation model; longer prompts run in chunks between decode steps");
   add_max_memory_flag(cmd, *a);
   add_server_flag(cmd, *a, "--default-timeout-ms", "default_timeout_ms", s.default_timeout_ms, "deadline of requests that send none (0 = none)");
   add_server_flag(cmd, *a, "--numerics-check", "numerics_check", s.numerics_check,

@@ -65,6 +65,12 @@ ordered_json explain_json(const GenerationSession& s) {
     for (const auto& f : s.decoder().genai_config) fields.push_back({{"field", f.field}, {"value", f.value}, {"use", f.use}});
     j["genai_config"] = fields;
   }
+  j["prefill"] = {{"chunk_tokens", s.prefill_chunk_tokens()},
+                  {"default", 256},
+                  {"reason", "a prompt up to 256 tokens is one run; a longer one runs in chunks, each after the K/V so far "
+                             "(the same logits), so a server steps its other streams between two chunks"},
+                  {"risk", "lower: more runs, each copying the past in, so long prompts' time to first token grows; "
+                           "higher: a long prompt pauses a server's other streams longer"}};
   j["policy"] = policy_json(s.default_policy());
   ordered_json defaults = ordered_json::array();
   for (const auto& d : generation_defaults())

@@ -50,6 +50,9 @@ struct Sequence {
   std::string error;
   int64_t steps = 0;              // logits rows consumed (0 = the prefill's)
   Clock::time_point admitted, first_token, finished_at;
+
+  bool prefilled() const { return length >= static_cast<int64_t>(prompt.size()); }
+  bool steppable() const { return finish == FinishReason::kNone && prefilled(); }
 };
 
 }  // namespace
@@ -72,7 +75,10 @@ struct GenerationSession::Impl {
   int64_t token_floats() const { return layout.info.kv_heads * layout.info.head_dim; }
 
   Result<std::unique_ptr<Sequence>> admit(const SequenceInput& in, size_t index);
-  Status run_rows(const std::vector<Sequence*>& rows, bool prefill, std::vector<StepEvent>* events);
+  // chunk > 0: each row's next <= chunk prompt tokens (prefill); 0: each row's last token (step).
+  Status run_rows(const std::vector<Sequence*>& rows, int64_t chunk, std::vector<StepEvent>* events);
+  // One run over rows with position_ids, else one run per row (see prefill_chunk).
+  Status run_batched(const std::vector<Sequence*>& rows, int64_t chunk, std::vector<StepEvent>* events);
   void accept(Sequence& s, const float* logits_row, std::vector<StepEvent>* events);
   void finish(Sequence& s, FinishReason why, StepEvent& ev);
 };
@@ -137,6 +143,10 @@ Result<std::unique_ptr<Sequence>> GenerationSession::Impl::admit(const SequenceI
 }
 
 Result<GenerationSession> GenerationSession::load(const std::string& model_dir, const GenerationOptions& options) {
+  if (options.prefill_chunk_tokens < 1)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "prefill_chunk_tokens is " + n(options.prefill_chunk_tokens) + ": a prefill run must feed at least 1 prompt token",
+                      "option prefill_chunk_tokens (--prefill-chunk-tokens)", "give a positive number of tokens (default 256)");
   GB_ASSIGN_OR_RETURN(auto files, generation::read_model_files(model_dir));
   SessionOptions so = options.session;
   if (options.precision) {
@@ -170,18 +180,19 @@ Result<GenerationSession> GenerationSession::load(const std::string& model_dir, 
   return GenerationSession(std::move(impl));
 }
 
-// One engine run over `rows`: each row feeds its prompt (prefill) or its last token (step) after
-// its cached past. Rows are left-padded to the longest past and the longest new part, with
+// One engine run over `rows`: each row feeds its next prompt chunk (prefill) or its last token
+// (step) after its cached past. Rows are left-padded to the longest past and the longest new part, with
 // attention_mask 0 and position_ids 1 on padding (Hugging Face's convention), so sequences of
 // different lengths share one run. The new tokens' K/V are copied from present.* into each
 // sequence's cache (the past is copied in: the in-place cache is open, docs/generation.md).
-Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, bool prefill, std::vector<StepEvent>* events) {
+Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, int64_t chunk, std::vector<StepEvent>* events) {
+  const bool prefill = chunk > 0;
   const auto& info = layout.info;
   const int64_t B = static_cast<int64_t>(rows.size());
   int64_t S = 0, P = 0;
   std::vector<int64_t> fresh(B);
   for (int64_t b = 0; b < B; ++b) {
-    fresh[b] = prefill ? static_cast<int64_t>(rows[b]->prompt.size()) : 1;
+    fresh[b] = prefill ? std::min(chunk, static_cast<int64_t>(rows[b]->prompt.size()) - rows[b]->length) : 1;
     if (rows[b]->length + fresh[b] > rows[b]->capacity)  // admission sized it: a bug if ever hit
       return make_error(ErrorCode::kInternal, "sequence " + n(rows[b]->id) + " would exceed its KV capacity of " +
                         n(rows[b]->capacity) + " tokens");
@@ -197,7 +208,7 @@ Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, boo
     for (int64_t t = 0; t < T; ++t) set_int(mask, b * T + t, (t >= P - s.length && t < P) || t >= T - fresh[b] ? 1 : 0);
     for (int64_t j = 0; j < S; ++j) {
       const int64_t k = j - (S - fresh[b]);  // index into this row's new tokens; < 0 on padding
-      const uint32_t id = k < 0 ? 0 : prefill ? s.prompt[k] : s.generated.back();
+      const uint32_t id = k < 0 ? 0 : prefill ? s.prompt[s.length + k] : s.generated.back();
       set_int(ids, b * S + j, id);
       set_int(pos, b * S + j, k < 0 ? 1 : s.length + k);
     }
@@ -247,8 +258,16 @@ Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, boo
   }
   for (int64_t b = 0; b < B; ++b) {
     rows[b]->length += fresh[b];
-    accept(*rows[b], logits->data<float>() + (b * S + S - 1) * V, events);
+    if (rows[b]->prefilled()) accept(*rows[b], logits->data<float>() + (b * S + S - 1) * V, events);
   }
+  return Status();
+}
+
+Status GenerationSession::Impl::run_batched(const std::vector<Sequence*>& rows, int64_t chunk, std::vector<StepEvent>* events) {
+  if (rows.empty()) return Status();
+  if (layout.info.has_position_ids) return run_rows(rows, chunk, events);
+  // Without position_ids the model derives positions itself, which padding would shift: one run per sequence.
+  for (Sequence* r : rows) GB_RETURN_IF_ERROR(run_rows({r}, chunk, events));
   return Status();
 }
 
@@ -320,7 +339,7 @@ Result<GenerationPolicy> GenerationSession::resolve(const GenerationRequest& req
   return generation::apply_request(impl_->base.policy, request, impl_->layout.info.vocab_size);
 }
 
-Result<std::vector<SequenceId>> GenerationSession::prefill(const std::vector<SequenceInput>& inputs, std::vector<StepEvent>* events) {
+Result<std::vector<SequenceId>> GenerationSession::admit(const std::vector<SequenceInput>& inputs, std::vector<StepEvent>* events) {
   Impl& m = *impl_;
   std::vector<std::unique_ptr<Sequence>> admitted;
   int64_t bytes = 0;
@@ -336,7 +355,6 @@ Result<std::vector<SequenceId>> GenerationSession::prefill(const std::vector<Seq
                           n(m.options.kv_budget_bytes),
                       m.files.dir, "lower max_new_tokens, admit fewer sequences at once, or raise kv_budget_bytes");
   std::vector<SequenceId> ids;
-  std::vector<Sequence*> rows;
   for (auto& s : admitted) {
     s->id = m.next_id++;
     s->kv.assign(static_cast<size_t>(s->capacity * m.layout.info.kv_bytes_per_token / sizeof(float)), 0.0f);
@@ -346,38 +364,84 @@ Result<std::vector<SequenceId>> GenerationSession::prefill(const std::vector<Seq
       ev.id = s->id;
       m.finish(*s, FinishReason::kLength, ev);
       if (events) events->push_back(ev);
-    } else {
-      rows.push_back(s.get());
     }
-  }
-  // Commit only after the run: a failed run admits nothing.
-  if (!rows.empty()) {
-    if (m.layout.info.has_position_ids) {
-      GB_RETURN_IF_ERROR(m.run_rows(rows, true, events));
-    } else {
-      // Without position_ids the model derives positions itself, which padding would shift: one run per sequence.
-      for (Sequence* r : rows) GB_RETURN_IF_ERROR(m.run_rows({r}, true, events));
-    }
-  }
-  for (auto& s : admitted) {
     m.reserved += s->capacity * m.layout.info.kv_bytes_per_token;
-    const SequenceId id = s->id;
-    m.seqs.emplace(id, std::move(s));
+    m.seqs.emplace(s->id, std::move(s));
   }
   return ids;
 }
+
+Result<std::vector<StepEvent>> GenerationSession::prefill_chunk(std::span<const SequenceId> ids) {
+  Impl& m = *impl_;
+  std::vector<Sequence*> rows;
+  if (ids.empty()) {
+    for (auto& [id, s] : m.seqs)
+      if (s->finish == FinishReason::kNone && !s->prefilled()) rows.push_back(s.get());
+  } else {
+    for (SequenceId id : ids) {
+      auto it = m.seqs.find(id);
+      if (it == m.seqs.end())
+        return make_error(ErrorCode::kNotFound, "sequence " + n(id) + " is not in this session", {}, "use an id admit() returned");
+      if (it->second->finish != FinishReason::kNone || it->second->prefilled())
+        return make_error(ErrorCode::kInvalidArgument, "sequence " + n(id) + " is not prefilling (its whole prompt has run)", {},
+                          "step() it instead");
+      rows.push_back(it->second.get());
+    }
+  }
+  std::vector<StepEvent> events;
+  GB_RETURN_IF_ERROR(m.run_batched(rows, m.options.prefill_chunk_tokens, &events));
+  return events;
+}
+
+Result<std::vector<SequenceId>> GenerationSession::prefill(const std::vector<SequenceInput>& inputs, std::vector<StepEvent>* events) {
+  GB_ASSIGN_OR_RETURN(auto ids, admit(inputs, events));
+  // Chunk after chunk until every prompt has run; a failed run admits nothing (all or none).
+  for (bool more = true; more;) {
+    std::vector<SequenceId> left;
+    for (SequenceId id : ids)
+      if (prefill_remaining(id) > 0) left.push_back(id);
+    more = !left.empty();
+    if (!more) break;
+    auto evs = prefill_chunk(left);
+    if (!evs.ok()) {
+      for (SequenceId id : ids) cancel(id);
+      return std::move(evs).take_error();
+    }
+    if (events) events->insert(events->end(), evs->begin(), evs->end());
+  }
+  return ids;
+}
+
+std::vector<SequenceId> GenerationSession::prefilling() const {
+  std::vector<SequenceId> out;
+  for (const auto& [id, s] : impl_->seqs)
+    if (s->finish == FinishReason::kNone && !s->prefilled()) out.push_back(id);
+  return out;
+}
+
+int64_t GenerationSession::prefill_remaining(SequenceId id) const {
+  auto it = impl_->seqs.find(id);
+  if (it == impl_->seqs.end() || it->second->finish != FinishReason::kNone) return 0;
+  return static_cast<int64_t>(it->second->prompt.size()) - it->second->length;
+}
+
+int64_t GenerationSession::prefill_chunk_tokens() const { return impl_->options.prefill_chunk_tokens; }
 
 Result<std::vector<StepEvent>> GenerationSession::step(std::span<const SequenceId> ids) {
   Impl& m = *impl_;
   std::vector<Sequence*> rows;
   if (ids.empty()) {
     for (auto& [id, s] : m.seqs)
-      if (s->finish == FinishReason::kNone) rows.push_back(s.get());
+      if (s->steppable()) rows.push_back(s.get());
   } else {
     for (SequenceId id : ids) {
       auto it = m.seqs.find(id);
       if (it == m.seqs.end())
         return make_error(ErrorCode::kNotFound, "sequence " + n(id) + " is not in this session", {}, "use an id prefill() returned");
+      if (it->second->finish == FinishReason::kNone && !it->second->prefilled())
+        return make_error(ErrorCode::kInvalidArgument, "sequence " + n(id) + " is still prefilling (" +
+                          n(static_cast<int64_t>(it->second->prompt.size()) - it->second->length) + " prompt tokens left)",
+                          {}, "run prefill_chunk() until its prompt has run");
       if (it->second->finish != FinishReason::kNone)
         return make_error(ErrorCode::kInvalidArgument, "sequence " + n(id) + " has finished (" +
                           finish_reason_name(it->second->finish) + ")", {}, "take its result with take_result()");
@@ -385,19 +449,14 @@ Result<std::vector<StepEvent>> GenerationSession::step(std::span<const SequenceI
     }
   }
   std::vector<StepEvent> events;
-  if (rows.empty()) return events;
-  if (m.layout.info.has_position_ids) {
-    GB_RETURN_IF_ERROR(m.run_rows(rows, false, &events));
-  } else {
-    for (Sequence* r : rows) GB_RETURN_IF_ERROR(m.run_rows({r}, false, &events));
-  }
+  GB_RETURN_IF_ERROR(m.run_batched(rows, 0, &events));
   return events;
 }
 
 std::vector<SequenceId> GenerationSession::active() const {
   std::vector<SequenceId> out;
   for (const auto& [id, s] : impl_->seqs)
-    if (s->finish == FinishReason::kNone) out.push_back(id);
+    if (s->steppable()) out.push_back(id);
   return out;
 }
 

@@ -70,6 +70,11 @@ Result<int> serve(const ServeConfig& config) {
   GB_RETURN_IF_ERROR(check_numerics_options(opts));
   const bool kv_declared = config.sources.count("server.kv_cache_bytes") > 0;
   if (kv_declared) GB_RETURN_IF_ERROR(check_kv_budget_at_start(opts));  // docs/memory.md: a KV budget the budget cannot hold
+  if (opts.prefill_chunk_tokens < 1)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "prefill_chunk_tokens is " + std::to_string(opts.prefill_chunk_tokens) +
+                          ": a prefill run must feed at least 1 prompt token",
+                      "--prefill-chunk-tokens", "give a positive number of tokens (default 256)");
   if (opts.model_dirs.empty() && opts.model_repository.empty()) opts.model_dirs.push_back(default_model_dir());
   SessionOptions session = config.session;
   session.threads = opts.threads;

@@ -105,6 +105,12 @@ std::vector<Field> scheduling_fields() {
                       "(prompt + max_new_tokens) x bytes/token at admission, so memory never grows mid-generation",
                       "lower makes long requests wait (queue, then 429) or be refused (413 when one alone exceeds it); "
                       "higher than free memory risks the OOM killer under many concurrent streams"),
+      GB_SERVER_FIELD(prefill_chunk_tokens,
+                      "256 prompt tokens per prefill run: a prompt up to 256 tokens is one run; a longer one runs in "
+                      "chunks with a decode step of the other streams between two, so it pauses them by one chunk's run, "
+                      "not by the whole prompt (the same tokens either way)",
+                      "lower: long prompts take more runs, each copying the K/V so far in, so their time to first token "
+                      "grows; higher: a long prompt pauses every other stream longer. 0 is refused"),
       GB_SERVER_FIELD(default_timeout_ms, "0 = no deadline unless the request sends one (parameters.timeout, X-Request-Timeout-Ms)",
                       "a deadline drops work a client has given up on; too short drops work under normal load (504)"),
       GB_SERVER_FIELD(numerics_check,
@@ -188,7 +194,7 @@ const std::vector<Field>& fields() {
   return f;
 }
 
-static_assert(aggregate_field_count<ServerOptions>() == 36, "ServerOptions changed: update fields() in server_options.cpp");
+static_assert(aggregate_field_count<ServerOptions>() == 37, "ServerOptions changed: update fields() in server_options.cpp");
 
 }  // namespace
 

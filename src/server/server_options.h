@@ -68,6 +68,10 @@ struct ServerOptions {
   // reserves (prompt + max_new_tokens) x bytes per token when admitted. 2 GiB: ~87k tokens of a
   // Qwen2.5-0.5B-shaped model (24 KiB/token fp32), the generation session's own default.
   int64_t kv_cache_bytes = int64_t{2} << 30;
+  // Prompt tokens one prefill run feeds (padded, over the prompts it batches); a longer prompt runs
+  // in chunks with decode steps of the other streams between them. 256: the generation session's
+  // own default (GenerationOptions::prefill_chunk_tokens). Must be >= 1.
+  int64_t prefill_chunk_tokens = 256;
   // A request's deadline when it sends none (0 = none): work past it is dropped before compute (504).
   int64_t default_timeout_ms = 0;
   // Engine runs that carry the first-non-finite-node observer (scheduler/numerics_sampling.h): "off",

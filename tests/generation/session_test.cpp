@@ -254,6 +254,34 @@ TEST(GenerationSession, KvBudgetRefusesAdmission) {
   EXPECT_EQ(gen.kv_reserved_bytes(), 0);
 }
 
+// prefill_chunk_tokens must be >= 1: 0 and negatives are refused at load, by name.
+TEST(GenerationSession, PrefillChunkOfZeroTokensIsRefusedByName) {
+  for (int64_t bad : {int64_t{0}, int64_t{-3}}) {
+    GenerationOptions o;
+    o.prefill_chunk_tokens = bad;
+    auto s = GenerationSession::load(decoder_model("gpt2_tiny"), o);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(s.error().what.find("prefill_chunk_tokens is " + std::to_string(bad)), std::string::npos) << s.error().to_string();
+  }
+}
+
+// A chunked prefill that fails admits nothing and holds no KV (all or none, as one run).
+TEST(GenerationSession, ChunkedPrefillReadsLogitsOnlyAfterTheLastChunk) {
+  GenerationOptions o;
+  o.prefill_chunk_tokens = 2;
+  auto gen = load_decoder("gpt2_tiny_nan", o);
+  GenerationRequest r;
+  r.max_new_tokens = 4;
+  auto ids = gen.prefill({ids_input(prompt_of(5), r)});  // 3 runs: 2 + 2 + 1 tokens; logits only after the last
+  ASSERT_TRUE(ids.ok()) << ids.error().to_string();
+  auto res = gen.take_result(ids->front());
+  ASSERT_TRUE(res.ok());
+  EXPECT_EQ(res->finish_reason, FinishReason::kError);
+  EXPECT_NE(res->error.find("non-finite logits at step 0 (the prefill)"), std::string::npos) << res->error;
+  EXPECT_EQ(gen.kv_reserved_bytes(), 0);
+}
+
 TEST(GenerationSession, NonFiniteLogitsAreReportedWithTheStep) {
   auto gen = load_decoder("gpt2_tiny_nan");
   GenerationRequest r;

@@ -140,7 +140,8 @@ def test_raw_sse_shape_of_chat_stream(gen_server):
 
 
 def test_concurrent_streams_equal_sequential_runs_and_batch(gen_server):
-    prompts = ["%s %d" % (PROMPT, i) for i in range(8)]
+    """16 concurrent greedy streams give the tokens of 16 sequential runs, and decode steps batched them."""
+    prompts = ["%s %d" % (PROMPT, i) for i in range(16)]
     sequential = [stream_completion_ids(gen_server, p, 6) for p in prompts]
     before = scrape(gen_server)
     results = [None] * len(prompts)

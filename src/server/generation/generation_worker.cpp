@@ -169,17 +169,16 @@ void GenerationWorker::run() {
       o.queue_s = seconds(job->arrival, GenClock::now());
       job->on_done(std::move(o));
     }
-    if (!admit.empty()) prefill(std::move(admit));
-    if (!active_.empty()) {
-      if (metrics_) metrics_->observe("glassbox_decode_batch_size", {{"model", options_.model}}, static_cast<double>(active_.size()));
+    if (!admit.empty()) this->admit(std::move(admit));
+    prefill_next();
+    if (const size_t decoding = session_.active().size(); decoding > 0) {
+      if (metrics_) metrics_->observe("glassbox_decode_batch_size", {{"model", options_.model}}, static_cast<double>(decoding));
       const auto t0 = GenClock::now();
       auto events = session_.step();
       if (metrics_) metrics_->observe("glassbox_decode_step_seconds", {{"model", options_.model}}, seconds(t0, GenClock::now()));
       if (!events.ok()) {
         log_line("generation step failed on model '" + options_.model + "': " + events.error().to_string());
-        std::vector<SequenceId> ids;
-        for (const auto& [id, a] : active_) ids.push_back(id);
-        for (SequenceId id : ids) cut(id, refusal(500, "engine_error", "the decode step failed: " + events.error().what));
+        for (SequenceId id : session_.active()) cut(id, refusal(500, "engine_error", "the decode step failed: " + events.error().what));
       } else {
         deliver(*events);
       }
@@ -204,18 +203,19 @@ void GenerationWorker::run() {
   publish_gauges();
 }
 
-void GenerationWorker::prefill(std::vector<std::unique_ptr<GenerationJob>> jobs) {
+// Admits the jobs into the session (their KV reserved, nothing run yet); prefill_next() runs them.
+void GenerationWorker::admit(std::vector<std::unique_ptr<GenerationJob>> jobs) {
   std::vector<SequenceInput> inputs;
   for (const auto& j : jobs) inputs.push_back(j->input);
   std::vector<StepEvent> events;
   const auto t0 = GenClock::now();
-  auto ids = session_.prefill(inputs, &events);
+  auto ids = session_.admit(inputs, &events);
   if (!ids.ok()) {
     if (jobs.size() > 1) {  // all or none: find which one fails by admitting them one by one
       for (auto& j : jobs) {
         std::vector<std::unique_ptr<GenerationJob>> one;
         one.push_back(std::move(j));
-        prefill(std::move(one));
+        admit(std::move(one));
       }
       return;
     }
@@ -225,7 +225,6 @@ void GenerationWorker::prefill(std::vector<std::unique_ptr<GenerationJob>> jobs)
     jobs.front()->on_done(std::move(o));
     return;
   }
-  if (metrics_) metrics_->observe("glassbox_generation_prefill_seconds", {{"model", options_.model}}, seconds(t0, GenClock::now()));
   for (size_t i = 0; i < jobs.size(); ++i) {
     Active a;
     a.queue_s = seconds(jobs[i]->arrival, t0);
@@ -237,7 +236,38 @@ void GenerationWorker::prefill(std::vector<std::unique_ptr<GenerationJob>> jobs)
     a.job = std::move(jobs[i]);
     active_.emplace((*ids)[i], std::move(a));
   }
-  deliver(events);
+  deliver(events);  // max_new_tokens 0 ends at admission
+}
+
+// One prefill run: the oldest prefilling sequences, as many as fit prefill_chunk_tokens padded
+// tokens (rows x the longest chunk among them; the first always runs), each its next chunk.
+void GenerationWorker::prefill_next() {
+  const int64_t budget = session_.prefill_chunk_tokens();
+  std::vector<SequenceId> ids;
+  int64_t longest = 0;
+  for (SequenceId id : session_.prefilling()) {
+    const int64_t chunk = std::min(budget, session_.prefill_remaining(id));
+    const int64_t widest = std::max(longest, chunk);
+    if (!ids.empty() && widest * static_cast<int64_t>(ids.size() + 1) > budget) break;
+    ids.push_back(id);
+    longest = widest;
+  }
+  if (!ids.empty()) prefill_chunk(ids);
+}
+
+void GenerationWorker::prefill_chunk(const std::vector<SequenceId>& ids) {
+  const auto t0 = GenClock::now();
+  auto events = session_.prefill_chunk(ids);
+  if (!events.ok()) {
+    if (ids.size() > 1) {  // a failed run changes no sequence: find which one fails by running them one by one
+      for (SequenceId id : ids) prefill_chunk({id});
+      return;
+    }
+    cut(ids.front(), refusal(status_of(events.error()), "prefill_failed", events.error().to_string()));
+    return;
+  }
+  if (metrics_) metrics_->observe("glassbox_generation_prefill_seconds", {{"model", options_.model}}, seconds(t0, GenClock::now()));
+  deliver(*events);
 }
 
 void GenerationWorker::deliver(const std::vector<StepEvent>& events) {
@@ -296,7 +326,7 @@ void GenerationWorker::cut(SequenceId id, GenerationRefusal why) {
   Active a = std::move(it->second);
   active_.erase(it);
   session_.cancel(id);  // frees its KV reservation now
-  observe_done(a, why.code == "engine_error" ? "error" : why.code.c_str());
+  observe_done(a, why.code == "engine_error" || why.code == "prefill_failed" ? "error" : why.code.c_str());
   GenerationOutcome o;
   o.tokens = a.tokens;
   o.queue_s = a.queue_s;

@@ -1,8 +1,9 @@
 // One generation model served: a worker thread that owns its GenerationSession and runs
 // continuous batching (docs/serving.md, "Generation"). Between decode steps it admits waiting
-// requests whose KV reservation (prompt + max_new_tokens tokens) fits the budget and prefills
-// them; each step then advances every active sequence by one token in one engine run, so a long
-// generation never starves short ones. Each sequence's tokens go to its request as they come;
+// requests whose KV reservation (prompt + max_new_tokens tokens) fits the budget and runs one
+// prefill chunk (at most the session's prefill_chunk_tokens padded tokens, one or more prompts);
+// each step then advances every prefilled sequence by one token in one engine run, so a long
+// generation never starves short ones and a long prompt pauses the others by one chunk at a time. Each sequence's tokens go to its request as they come;
 // a sequence whose client has gone, whose deadline has passed, or that the drain cuts is ended
 // at the next step and its KV freed. Protocol-free: routes turn events into OpenAI/TGI shapes.
 #pragma once
@@ -93,7 +94,9 @@ class GenerationWorker {
   using Dropped = std::vector<std::pair<std::unique_ptr<GenerationJob>, GenerationRefusal>>;
   std::vector<std::unique_ptr<GenerationJob>> take_admissible(Dropped& dropped);
   std::optional<GenerationRefusal> expired(const GenerationJob& job, GenClock::time_point now) const;
-  void prefill(std::vector<std::unique_ptr<GenerationJob>> jobs);
+  void admit(std::vector<std::unique_ptr<GenerationJob>> jobs);
+  void prefill_next();
+  void prefill_chunk(const std::vector<SequenceId>& ids);
   void deliver(const std::vector<StepEvent>& events);
   void finish(SequenceId id);
   void cut(SequenceId id, GenerationRefusal why);

@@ -51,7 +51,7 @@ void declare_generation_metrics(Metrics& m) {
             "(e2e - time to first token) / (tokens - 1) of requests with 2 or more tokens, by model.", lat);
   m.declare("glassbox_generation_e2e_seconds", T::kHistogram, "Arrival to the end of a generation (any finish), by model.", lat);
   m.declare("glassbox_generation_queue_seconds", T::kHistogram, "Arrival to admission (waiting for KV cache room), by model.", lat);
-  m.declare("glassbox_generation_prefill_seconds", T::kHistogram, "Duration of one prefill engine run (the prompts admitted together).", lat);
+  m.declare("glassbox_generation_prefill_seconds", T::kHistogram, "Duration of one prefill engine run: one chunk (at most --prefill-chunk-tokens padded tokens) of one or more prompts.", lat);
   m.declare("glassbox_decode_step_seconds", T::kHistogram, "Duration of one decode step (every active sequence advanced by one token).", lat);
   m.declare("glassbox_decode_batch_size", T::kHistogram, "Sequences advanced together by one decode step.", {1, 2, 4, 8, 16, 32, 64, 128});
   const std::vector<double> tokens = {1, 4, 16, 64, 256, 1024, 4096, 16384};

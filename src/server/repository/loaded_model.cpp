@@ -122,6 +122,7 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   gen.precision = engine.precision;
   const KvBudget kv = kv_budget_for(budget, options);  // declared, or derived from the model's budget
   gen.kv_budget_bytes = kv.bytes;
+  gen.prefill_chunk_tokens = options.prefill_chunk_tokens;
   // docs/memory.md: weights + the KV cache + the steps' past feeds + each run's tensors must fit (reserved up front).
   apply_generation_budget(gen.session, budget, gen.kv_budget_bytes);
   auto session = GenerationSession::load(dir, gen);
@@ -141,6 +142,7 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   }
   gexplain["kv_cache"]["budget_bytes"] = kv.bytes;
   gexplain["kv_cache"]["budget_source"] = kv.source;
+  gexplain["prefill"]["chunk_source"] = "server option prefill_chunk_tokens (--prefill-chunk-tokens)";
   gexplain["served_as"] = {{"kind", "generation"}, {"rule", kGenerationModelRule}};
   GenerationWorkerOptions wopts;
   wopts.model = m->name;
