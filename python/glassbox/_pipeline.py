@@ -163,7 +163,15 @@ class SentenceSimilarityPipeline(FeatureExtractionPipeline):
 
 class TextRankingPipeline(Pipeline):
     """``pipeline("text-ranking")``: a cross-encoder (a text classifier with one label) scores (query, document)
-    pairs, like sentence-transformers' ``CrossEncoder.rank``."""
+    pairs, like sentence-transformers' ``CrossEncoder.rank``; a multi-vector (ColBERT/PyLate) model embeds the
+    query (query role) and the documents and ranks them by MaxSim, as ``glassbox rerank`` does
+    (``score == logit == MaxSim``; ``scoring == "max_sim"``)."""
+
+    @property
+    def scoring(self) -> str:
+        """``"cross_encoder"`` (the declared score function of one logit per pair) or ``"max_sim"`` (late
+        interaction: the sum over query vectors of the best dot product with a document vector)."""
+        return "max_sim" if self._core.output == "multi_vector" else "cross_encoder"
 
     def __call__(self, query: str, documents: List[str], top_n: Optional[int] = None,
                  raw_scores: bool = False, overflow: Optional[str] = None) -> List[Dict[str, Any]]:
@@ -424,7 +432,7 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
 
     task: ``"text-classification"``, ``"feature-extraction"``, ``"sentence-similarity"`` (an embedding model,
     scores with its declared similarity function) or ``"text-ranking"`` (a cross-encoder: a
-    classify model with one label); it must match the task the model
+    classify model with one label; or a multi-vector model, ranked by MaxSim); it must match the task the model
     directory declares (glassbox.json ``task``) or that is derived from it, else InvalidInput.
     model_dir: a directory in the Hugging Face Optimum layout; None: the embedded default model
     (models/langid, language identification; see default_model_dir()).
@@ -449,7 +457,8 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
     directory = default_model_dir() if model_dir is None else os.fspath(model_dir)
     cache = None if weights_cache is None else os.fspath(weights_cache)
     core = _glassbox._Pipeline(directory, threads, opt_level, truncation, batch_size, precision, cache)
-    if core.task != _TASKS[task]:
+    late_interaction = task == "text-ranking" and core.task == "embed" and core.output == "multi_vector"
+    if core.task != _TASKS[task] and not late_interaction:
         err = InvalidInput(f"{directory}: the model directory's task is '{core.task}', "
                            f"not '{_TASKS[task]}' as pipeline({task!r}) needs "
                            f"(fix: use pipeline({[k for k, v in _TASKS.items() if v == core.task][0]!r}) "
@@ -458,7 +467,7 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
         raise err
     cls = {"text-classification": TextClassificationPipeline, "feature-extraction": FeatureExtractionPipeline,
            "text-ranking": TextRankingPipeline, "sentence-similarity": SentenceSimilarityPipeline}[task]
-    if cls is TextRankingPipeline and len(core.labels) != 1:
+    if cls is TextRankingPipeline and not late_interaction and len(core.labels) != 1:
         err = InvalidInput(f"{directory}: pipeline('text-ranking') needs a cross-encoder with one logit per pair; "
                            f"this model has {len(core.labels)} labels (fix: use pipeline('text-classification'))")
         err.code, err.what, err.where = "invalid argument", "not a cross-encoder", directory

@@ -259,6 +259,37 @@ def test_multi_vector_model_gives_token_vectors(tmp_path):
             assert cos.min() >= 0.99999
 
 
+def test_text_ranking_by_max_sim_on_a_multi_vector_model(tmp_path):
+    """pipeline("text-ranking") on PyLate ColBERT directories (scripts/make_colbert_models.py) ranks by MaxSim:
+    every score within 1e-5 relative of the reference MaxSim (torch + numpy, PyLate's colbert_scores), the
+    reference's order (ties keep the documents' order), and the same scores and order as `glassbox rerank`."""
+    import subprocess
+    subprocess.run(["/usr/bin/python3", f"{ROOT}/scripts/make_colbert_models.py", "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    for name in ("colbert_pylate", "colbert_attend", "colbert_no_expansion"):
+        ref = json.load(open(tmp_path / f"{name}.reference.json"))
+        ranker = glassbox.pipeline("text-ranking", str(tmp_path / name), threads=1)
+        assert ranker.scoring == "max_sim"
+        docs = [d["text"] for d in ref["documents"]]
+        for qi, q in enumerate(ref["queries"]):
+            want = ref["scores"][qi]
+            order = sorted(range(len(want)), key=lambda i: (-want[i], i))
+            got = ranker(q["text"], docs)
+            assert [g["index"] for g in got] == order, (name, qi)
+            for g in got:
+                assert abs(g["score"] - want[g["index"]]) <= 1e-5 * abs(want[g["index"]]), (name, qi, g)
+                assert g["logit"] == g["score"] and g["text"] == docs[g["index"]]
+            cli = [json.loads(line) for line in run_cli(["rerank", str(tmp_path / name), "--query", q["text"]] + docs)
+                   .splitlines() if line.strip()]
+            assert [c["index"] for c in cli] == order
+            for g, c in zip(got, cli):
+                assert abs(g["score"] - c["score"]) <= 1e-5 * abs(c["score"])
+        top = ranker(ref["queries"][0]["text"], docs, top_n=2)
+        assert [t["index"] for t in top] == sorted(range(len(docs)), key=lambda i: (-ref["scores"][0][i], i))[:2]
+    with pytest.raises(glassbox.InvalidInput, match="split"):
+        ranker("a fox", ["a fox"], overflow="split")
+
+
 def test_sentence_similarity_prompt_and_dimensions(tmp_path):
     """pipeline("sentence-similarity") and the embedding pipeline's prompt_name / dimensions on
     scripts/make_st_models.py's directories, against its reference vectors (torch + numpy following
