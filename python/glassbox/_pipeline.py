@@ -97,12 +97,16 @@ class FeatureExtractionPipeline(Pipeline):
     A sparse (SPLADE) model (``output == "sparse"``) gives ``{"indices": int64 [k], "values": float32 [k]}``
     per text: its nonzero vocabulary weights, indices ascending. A multi-vector (ColBERT) model
     (``output == "multi_vector"``) gives a float32 array [kept tokens, dim] of unit vectors per text; ``query=True``
-    encodes the texts as queries (docs/retrieval.md "Multi-vector embeddings")."""
+    encodes the texts as queries (docs/retrieval.md "Multi-vector embeddings"). A model declaring glassbox.json
+    ``heads`` (the BGE-M3 shape, ``output == "heads"``) gives per text a dict of its declared heads, all from one
+    engine run per batch: ``"dense"`` float32 [dim], ``"sparse"`` ``{"indices", "values"}``, ``"multi_vector"``
+    float32 [rows, dim]."""
 
     @property
     def output(self) -> str:
-        """``"dense"``, ``"sparse"`` (a SpladePooling module or glassbox.json ``sparse``) or ``"multi_vector"``
-        (PyLate's ColBERT layout or glassbox.json ``multi_vector``); see explain()."""
+        """``"dense"``, ``"sparse"`` (a SpladePooling module or glassbox.json ``sparse``), ``"multi_vector"``
+        (PyLate's ColBERT layout or glassbox.json ``multi_vector``) or ``"heads"`` (glassbox.json ``heads``: several
+        from one run); see explain()."""
         return self._core.output
 
     def __call__(self, inputs: Union[str, List[str]], prompt_name: Optional[str] = None,
@@ -120,6 +124,10 @@ class FeatureExtractionPipeline(Pipeline):
         vectors, _, _ = self._core.embed(texts, prompt_name, dimensions, query)
         if self.output == "sparse":
             vectors = [{"indices": idx, "values": val} for idx, val in vectors]
+        elif self.output == "heads":
+            for v in vectors:
+                if "sparse" in v:
+                    v["sparse"] = {"indices": v["sparse"][0], "values": v["sparse"][1]}
         return vectors[0] if single else vectors
 
     def details(self, inputs: Union[str, List[str]], prompt_name: Optional[str] = None,
@@ -128,6 +136,10 @@ class FeatureExtractionPipeline(Pipeline):
         ``tokens``, ``tokens_dropped``."""
         texts, _ = self._as_list(inputs)
         vectors, tokens, dropped = self._core.embed(texts, prompt_name, dimensions)
+        if self.output == "heads":
+            return [dict({k: (v.tolist() if k != "sparse" else {"indices": v[0].tolist(), "values": v[1].tolist()})
+                          for k, v in vectors[i].items()}, tokens=tokens[i], tokens_dropped=dropped[i])
+                    for i in range(len(texts))]
         if self.output == "sparse":
             return [{"indices": vectors[i][0].tolist(), "values": vectors[i][1].tolist(), "tokens": tokens[i],
                      "tokens_dropped": dropped[i]} for i in range(len(texts))]
@@ -158,6 +170,10 @@ class SentenceSimilarityPipeline(FeatureExtractionPipeline):
         if not isinstance(source_sentence, str) or not isinstance(sentences, (list, tuple)) or not sentences:
             raise InvalidInput("sentence-similarity needs a source_sentence (str) and a non-empty list of sentences")
         vectors, _, _ = self._core.embed([source_sentence] + list(sentences), prompt_name, dimensions)
+        if self._core.output == "heads":  # glassbox.json "heads": the dense head, as the server's /similarity
+            if "dense" not in vectors[0]:
+                raise InvalidInput(f"{self.model_dir}: the model declares no dense head (glassbox.json heads)")
+            vectors = [v["dense"] for v in vectors]
         return [float(self._core.similarity(vectors[0], v)) for v in vectors[1:]]
 
 
