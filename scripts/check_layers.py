@@ -35,7 +35,7 @@ PUBLIC = {
     "version.h": "core",
     "tokenizer.h": "tokenizer",
     "session.h": "runtime", "cpu.h": "runtime",
-    "pipeline.h": "pipeline", "late_interaction.h": "pipeline", "memory_budget.h": "pipeline", "chat_template.h": "chat_template", "generation.h": "generation",
+    "pipeline.h": "pipeline", "late_interaction.h": "pipeline", "embedding_heads.h": "pipeline", "memory_budget.h": "pipeline", "chat_template.h": "chat_template", "generation.h": "generation",
     "chat_prompt.h": "generation", "generation_memory.h": "generation",
     "vision.h": "vision", "vision_pipeline.h": "vision", "ocr.h": "vision",
 }

@@ -231,6 +231,8 @@ class Pipeline {
   Result<std::vector<Embedding>> embed(const std::vector<PipelineInput>& inputs, const EmbedOptions& options) const;
 
   struct Impl;
+  // For the pipeline library's free functions (embedding_heads.h); Impl is defined in src/pipeline only.
+  const Impl& impl() const { return *impl_; }
 
  private:
   explicit Pipeline(std::unique_ptr<Impl> impl);

@@ -104,12 +104,16 @@ class FeatureExtractionPipeline(Pipeline):
     A sparse (SPLADE) model (``output == "sparse"``) gives ``{"indices": int64 [k], "values": float32 [k]}``
     per text: its nonzero vocabulary weights, indices ascending. A multi-vector (ColBERT) model
     (``output == "multi_vector"``) gives a float32 array [kept tokens, dim] of unit vectors per text; ``query=True``
-    encodes the texts as queries (docs/retrieval.md "Multi-vector embeddings")."""
+    encodes the texts as queries (docs/retrieval.md "Multi-vector embeddings"). A model declaring glassbox.json
+    ``heads`` (the BGE-M3 shape, ``output == "heads"``) gives per text a dict of its declared heads, all from one
+    engine run per batch: ``"dense"`` float32 [dim], ``"sparse"`` ``{"indices", "values"}``, ``"multi_vector"``
+    float32 [rows, dim]."""
 
     @property
     def output(self) -> str:
-        """``"dense"``, ``"sparse"`` (a SpladePooling module or glassbox.json ``sparse``) or ``"multi_vector"``
-        (PyLate's ColBERT layout or glassbox.json ``multi_vector``); see explain()."""
+        """``"dense"``, ``"sparse"`` (a SpladePooling module or glassbox.json ``sparse``), ``"multi_vector"``
+        (PyLate's ColBERT layout or glassbox.json ``multi_vector``) or ``"heads"`` (glassbox.json ``heads``: several
+        from one run); see explain()."""
         return self._core.output
 
     def __call__(self, inputs: Union[str, List[str]], prompt_name: Optional[str] = None,
@@ -127,6 +131,10 @@ class FeatureExtractionPipeline(Pipeline):
         vectors, _, _ = self._core.embed(texts, prompt_name, dimensions, query)
         if self.output == "sparse":
             vectors = [{"indices": idx, "values": val} for idx, val in vectors]
+        elif self.output == "heads":
+            for v in vectors:
+                if "sparse" in v:
+                    v["sparse"] = {"indices": v["sparse"][0], "values": v["sparse"][1]}
         return vectors[0] if single else vectors
 
     def details(self, inputs: Union[str, List[str]], prompt_name: Optional[str] = None,
@@ -135,6 +143,10 @@ class FeatureExtractionPipeline(Pipeline):
         ``tokens``, ``tokens_dropped``."""
         texts, _ = self._as_list(inputs)
         vectors, tokens, dropped = self._core.embed(texts, prompt_name, dimensions)
+        if self.output == "heads":
+            return [dict({k: (v.tolist() if k != "sparse" else {"indices": v[0].tolist(), "values": v[1].tolist()})
+                          for k, v in vectors[i].items()}, tokens=tokens[i], tokens_dropped=dropped[i])
+                    for i in range(len(texts))]
         if self.output == "sparse":
             return [{"indices": vectors[i][0].tolist(), "values": vectors[i][1].tolist(), "tokens": tokens[i],
                      "tokens_dropped": dropped[i]} for i in range(len(texts))]
@@ -165,12 +177,24 @@ class SentenceSimilarityPipeline(FeatureExtractionPipeline):
         if not isinstance(source_sentence, str) or not isinstance(sentences, (list, tuple)) or not sentences:
             raise InvalidInput("sentence-similarity needs a source_sentence (str) and a non-empty list of sentences")
         vectors, _, _ = self._core.embed([source_sentence] + list(sentences), prompt_name, dimensions)
+        if self._core.output == "heads":  # glassbox.json "heads": the dense head, as the server's /similarity
+            if "dense" not in vectors[0]:
+                raise InvalidInput(f"{self.model_dir}: the model declares no dense head (glassbox.json heads)")
+            vectors = [v["dense"] for v in vectors]
         return [float(self._core.similarity(vectors[0], v)) for v in vectors[1:]]
 
 
 class TextRankingPipeline(Pipeline):
     """``pipeline("text-ranking")``: a cross-encoder (a text classifier with one label) scores (query, document)
-    pairs, like sentence-transformers' ``CrossEncoder.rank``."""
+    pairs, like sentence-transformers' ``CrossEncoder.rank``; a multi-vector (ColBERT/PyLate) model embeds the
+    query (query role) and the documents and ranks them by MaxSim, as ``glassbox rerank`` does
+    (``score == logit == MaxSim``; ``scoring == "max_sim"``)."""
+
+    @property
+    def scoring(self) -> str:
+        """``"cross_encoder"`` (the declared score function of one logit per pair) or ``"max_sim"`` (late
+        interaction: the sum over query vectors of the best dot product with a document vector)."""
+        return "max_sim" if self._core.output == "multi_vector" else "cross_encoder"
 
     def __call__(self, query: str, documents: List[str], top_n: Optional[int] = None,
                  raw_scores: bool = False, overflow: Optional[str] = None) -> List[Dict[str, Any]]:
@@ -432,7 +456,7 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
 
     task: ``"text-classification"``, ``"feature-extraction"``, ``"sentence-similarity"`` (an embedding model,
     scores with its declared similarity function) or ``"text-ranking"`` (a cross-encoder: a
-    classify model with one label); it must match the task the model
+    classify model with one label; or a multi-vector model, ranked by MaxSim); it must match the task the model
     directory declares (glassbox.json ``task``) or that is derived from it, else InvalidInput.
     model_dir: a directory in the Hugging Face Optimum layout; None: the embedded default model
     (models/langid, language identification; see default_model_dir()).
@@ -461,7 +485,8 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
     directory = default_model_dir() if model_dir is None else os.fspath(model_dir)
     cache = None if weights_cache is None else os.fspath(weights_cache)
     core = _glassbox._Pipeline(directory, threads, opt_level, truncation, batch_size, precision, cache, max_memory)
-    if core.task != _TASKS[task]:
+    late_interaction = task == "text-ranking" and core.task == "embed" and core.output == "multi_vector"
+    if core.task != _TASKS[task] and not late_interaction:
         err = InvalidInput(f"{directory}: the model directory's task is '{core.task}', "
                            f"not '{_TASKS[task]}' as pipeline({task!r}) needs "
                            f"(fix: use pipeline({[k for k, v in _TASKS.items() if v == core.task][0]!r}) "
@@ -470,7 +495,7 @@ def pipeline(task: str, model_dir: Optional[Union[str, "os.PathLike[str]"]] = No
         raise err
     cls = {"text-classification": TextClassificationPipeline, "feature-extraction": FeatureExtractionPipeline,
            "text-ranking": TextRankingPipeline, "sentence-similarity": SentenceSimilarityPipeline}[task]
-    if cls is TextRankingPipeline and len(core.labels) != 1:
+    if cls is TextRankingPipeline and not late_interaction and len(core.labels) != 1:
         err = InvalidInput(f"{directory}: pipeline('text-ranking') needs a cross-encoder with one logit per pair; "
                            f"this model has {len(core.labels)} labels (fix: use pipeline('text-classification'))")
         err.code, err.what, err.where = "invalid argument", "not a cross-encoder", directory

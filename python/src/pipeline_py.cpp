@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "diag/explain.h"
+#include "glassbox/embedding_heads.h"
 #include "glassbox/memory_budget.h"
 #include "glassbox/pipeline.h"
 
@@ -20,6 +21,43 @@ struct PyPipeline {
   std::map<std::string, std::string> sources;  // explain(): options given as arguments
   std::optional<pipeline::MemoryEstimate> memory;  // under max_memory: the estimate checked at load
 };
+
+py::array_t<float> rows_array(const Embedding& e) {  // float32 [rows, dim]
+  const py::ssize_t n = e.vectors, d = e.vectors > 0 ? static_cast<py::ssize_t>(e.vector.size()) / e.vectors : 0;
+  py::array_t<float> m({n, d});
+  std::copy(e.vector.begin(), e.vector.end(), m.mutable_data());
+  return m;
+}
+
+py::tuple sparse_arrays(const Embedding& e) {  // (indices int64 [k], values float32 [k])
+  py::array_t<int64_t> idx(static_cast<py::ssize_t>(e.indices.size()));
+  py::array_t<float> val(static_cast<py::ssize_t>(e.vector.size()));
+  for (size_t k = 0; k < e.indices.size(); ++k) {
+    idx.mutable_at(k) = e.indices[k];
+    val.mutable_at(k) = e.vector[k];
+  }
+  return py::make_tuple(idx, val);
+}
+
+// A model with glassbox.json "heads": one engine run per batch feeds every head; per text a dict
+// {"dense": float32 [dim], "sparse": (indices, values), "multi_vector": float32 [rows, dim]} of the declared heads.
+py::tuple embed_heads_py(const Pipeline& pipeline, const std::vector<PipelineInput>& in) {
+  auto r = [&] {
+    py::gil_scoped_release nogil;
+    return embed_heads(pipeline, in);
+  }();
+  py::list rows, tokens, dropped;
+  for (const auto& h : unwrap(std::move(r))) {
+    py::dict d;
+    if (h.dense) d["dense"] = py::array_t<float>(static_cast<py::ssize_t>(h.dense->vector.size()), h.dense->vector.data());
+    if (h.sparse) d["sparse"] = sparse_arrays(*h.sparse);
+    if (h.multi_vector) d["multi_vector"] = rows_array(*h.multi_vector);
+    rows.append(d);
+    tokens.append(h.tokens);
+    dropped.append(h.tokens_dropped);
+  }
+  return py::make_tuple(rows, tokens, dropped);
+}
 
 std::vector<PipelineInput> parse_texts(const py::handle& texts) {
   if (texts.is_none() || PyUnicode_Check(texts.ptr()) || !PySequence_Check(texts.ptr()))
@@ -124,6 +162,7 @@ void bind_pipeline(py::module_& m) {
              return out;
            })
       .def_property_readonly("output", [](const PyPipeline& p) {
+        if (embedding_heads(*p.pipeline)) return "heads";
         return p.pipeline->decisions().sparse ? "sparse" : p.pipeline->decisions().multi_vector ? "multi_vector" : "dense";
       })
       .def("embed",
@@ -135,6 +174,11 @@ void bind_pipeline(py::module_& m) {
              if (!dimensions.is_none()) options.dimensions = as_int(dimensions, "dimensions", 1, 1 << 30);
              if (!prompt_name.is_none())
                for (auto& t : in) t.prompt_name = as_utf8(prompt_name, "prompt_name");
+             if (embedding_heads(*self.pipeline)) {
+               if (options.dimensions)
+                 raise_invalid("dimensions: this model declares heads (glassbox.json); each head is given as declared");
+               return embed_heads_py(*self.pipeline, in);
+             }
              auto r = [&] {
                py::gil_scoped_release nogil;
                return self.pipeline->embed(in, options);
@@ -143,13 +187,7 @@ void bind_pipeline(py::module_& m) {
              if (self.pipeline->decisions().sparse) {  // one (indices int64 [k], values float32 [k]) per text
                py::list rows, tokens, dropped;
                for (const auto& e : embs) {
-                 py::array_t<int64_t> idx(static_cast<py::ssize_t>(e.indices.size()));
-                 py::array_t<float> val(static_cast<py::ssize_t>(e.vector.size()));
-                 for (size_t k = 0; k < e.indices.size(); ++k) {
-                   idx.mutable_at(k) = e.indices[k];
-                   val.mutable_at(k) = e.vector[k];
-                 }
-                 rows.append(py::make_tuple(idx, val));
+                 rows.append(sparse_arrays(e));
                  tokens.append(e.tokens);
                  dropped.append(e.tokens_dropped);
                }
@@ -158,10 +196,7 @@ void bind_pipeline(py::module_& m) {
              if (self.pipeline->decisions().multi_vector) {  // one float32 [kept tokens, dim] per text
                py::list rows, tokens, dropped;
                for (const auto& e : embs) {
-                 const py::ssize_t n = e.vectors, d = e.vectors > 0 ? static_cast<py::ssize_t>(e.vector.size()) / e.vectors : 0;
-                 py::array_t<float> m({n, d});
-                 std::copy(e.vector.begin(), e.vector.end(), m.mutable_data());
-                 rows.append(m);
+                 rows.append(rows_array(e));
                  tokens.append(e.tokens);
                  dropped.append(e.tokens_dropped);
                }

@@ -259,6 +259,70 @@ def test_multi_vector_model_gives_token_vectors(tmp_path):
             assert cos.min() >= 0.99999
 
 
+def test_heads_model_gives_every_head_from_one_run(tmp_path):
+    """A BGE-M3-shaped directory (scripts/make_m3_model.py: one graph with dense_vecs, sparse_vecs, colbert_vecs,
+    glassbox.json "heads"): pipeline("feature-extraction") says output "heads" and gives per text every declared
+    head, against the torch + numpy reference following FlagEmbedding's BGEM3 semantics: dense cosine >= 0.99999,
+    sparse indices exact and values within 1e-5 (parity criterion), multi-vector rows each with cosine >= 0.99999."""
+    import subprocess
+    subprocess.run(["/usr/bin/python3", f"{ROOT}/scripts/make_m3_model.py", "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    for name in ("m3", "m3_raw"):
+        ref = json.load(open(tmp_path / f"{name}.reference.json"))["texts"]
+        extractor = glassbox.pipeline("feature-extraction", str(tmp_path / name), threads=1, batch_size=3)
+        assert extractor.output == "heads"
+        got = extractor([c["text"] for c in ref])
+        assert len(got) == len(ref)
+        cos = lambda a, b: np.sum(a * b, axis=-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
+        for g, c in zip(got, ref):
+            assert sorted(g) == ["dense", "multi_vector", "sparse"]
+            assert g["dense"].dtype == np.float32 and cos(g["dense"], np.array(c["dense"])) >= 0.99999
+            assert g["sparse"]["indices"].dtype == np.int64 and g["sparse"]["indices"].tolist() == c["sparse"]["indices"]
+            want = np.array(c["sparse"]["values"])
+            assert np.max(np.abs(g["sparse"]["values"] - want)) / max(np.max(np.abs(want)), 1.0) <= 1e-5
+            rows = np.array(c["colbert"])
+            assert g["multi_vector"].shape == rows.shape and cos(g["multi_vector"], rows).min() >= 0.99999
+        one = extractor.details(ref[0]["text"])[0]
+        assert one["tokens"] == len(ref[0]["ids"]) and one["sparse"]["indices"] == ref[0]["sparse"]["indices"]
+        with pytest.raises(glassbox.InvalidInput, match="dimensions"):
+            extractor("a fox", dimensions=4)
+        sim = glassbox.pipeline("sentence-similarity", str(tmp_path / name), threads=1)
+        scores = sim(ref[0]["text"], [ref[1]["text"], ref[2]["text"]])
+        want = [float(cos(np.array(ref[0]["dense"]), np.array(ref[k]["dense"]))) for k in (1, 2)]
+        assert np.allclose(scores, want, atol=1e-5), (scores, want)
+
+
+def test_text_ranking_by_max_sim_on_a_multi_vector_model(tmp_path):
+    """pipeline("text-ranking") on PyLate ColBERT directories (scripts/make_colbert_models.py) ranks by MaxSim:
+    every score within 1e-5 relative of the reference MaxSim (torch + numpy, PyLate's colbert_scores), the
+    reference's order (ties keep the documents' order), and the same scores and order as `glassbox rerank`."""
+    import subprocess
+    subprocess.run(["/usr/bin/python3", f"{ROOT}/scripts/make_colbert_models.py", "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    for name in ("colbert_pylate", "colbert_attend", "colbert_no_expansion"):
+        ref = json.load(open(tmp_path / f"{name}.reference.json"))
+        ranker = glassbox.pipeline("text-ranking", str(tmp_path / name), threads=1)
+        assert ranker.scoring == "max_sim"
+        docs = [d["text"] for d in ref["documents"]]
+        for qi, q in enumerate(ref["queries"]):
+            want = ref["scores"][qi]
+            order = sorted(range(len(want)), key=lambda i: (-want[i], i))
+            got = ranker(q["text"], docs)
+            assert [g["index"] for g in got] == order, (name, qi)
+            for g in got:
+                assert abs(g["score"] - want[g["index"]]) <= 1e-5 * abs(want[g["index"]]), (name, qi, g)
+                assert g["logit"] == g["score"] and g["text"] == docs[g["index"]]
+            cli = [json.loads(line) for line in run_cli(["rerank", str(tmp_path / name), "--query", q["text"]] + docs)
+                   .splitlines() if line.strip()]
+            assert [c["index"] for c in cli] == order
+            for g, c in zip(got, cli):
+                assert abs(g["score"] - c["score"]) <= 1e-5 * abs(c["score"])
+        top = ranker(ref["queries"][0]["text"], docs, top_n=2)
+        assert [t["index"] for t in top] == sorted(range(len(docs)), key=lambda i: (-ref["scores"][0][i], i))[:2]
+    with pytest.raises(glassbox.InvalidInput, match="split"):
+        ranker("a fox", ["a fox"], overflow="split")
+
+
 def test_sentence_similarity_prompt_and_dimensions(tmp_path):
     """pipeline("sentence-similarity") and the embedding pipeline's prompt_name / dimensions on
     scripts/make_st_models.py's directories, against its reference vectors (torch + numpy following

@@ -1,11 +1,16 @@
 // glassbox embed IMAGE_MODEL_DIR IMAGE... [--output FILE.npy]   (an image embedder: cli/image_inputs.h)
 // glassbox embed [MODEL_DIR] [TEXT...] [--output FILE.npy] [--batch N] [--truncation P] [--dimensions N]
 //                [--prompt-name NAME | --prompt TEXT] [--model-file FILE] [--sparse] [--query]
-//                [--overflow error|truncate]
+//                [--overflow error|truncate] [--heads dense,sparse,multi_vector]
 // A sparse (SPLADE) model prints {"text", "indices", "values", "tokens", "tokens_dropped"} per text; a
-// multi-vector (ColBERT) model {"text", "vectors": [[...] per kept token], "tokens", "tokens_dropped"}.
+// multi-vector (ColBERT) model {"text", "vectors": [[...] per kept token], "tokens", "tokens_dropped"}; a
+// model with glassbox.json "heads" (BGE-M3) {"text", "dense": [...], "sparse": {"indices", "values"},
+// "multi_vector": [[...]], "tokens", "tokens_dropped"}, every head from one engine run per batch.
+#include <sstream>
+
 #include "cli/image_inputs.h"
 #include "cli/text_inputs.h"
+#include "glassbox/embedding_heads.h"
 #include "runtime/tensor_io.h"
 
 namespace {
@@ -21,14 +26,13 @@ void write_vectors(const std::string& path, const std::vector<glassbox::Embeddin
   if (!s.ok()) cli::fail("embed", s.error());
 }
 
+nlohmann::ordered_json rows_json(const glassbox::Embedding& e);
+
 // One JSON line per text: a multi-vector model's rows, a sparse model's entries, or a dense vector.
 void print_embedding(const glassbox::PipelineInput& in, const glassbox::Embedding& e, bool multi, bool sparse) {
   nlohmann::ordered_json j{{"text", in.text}};
   if (multi) {
-    const size_t dim = e.vectors > 0 ? e.vector.size() / static_cast<size_t>(e.vectors) : 0;
-    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (int64_t k = 0; k < e.vectors; ++k) rows.push_back(std::vector<float>(e.vector.begin() + k * dim, e.vector.begin() + (k + 1) * dim));
-    j["vectors"] = std::move(rows);
+    j["vectors"] = rows_json(e);
   } else if (sparse) {
     j["indices"] = e.indices;
     j["values"] = e.vector;
@@ -38,6 +42,81 @@ void print_embedding(const glassbox::PipelineInput& in, const glassbox::Embeddin
   j["tokens"] = e.tokens;
   j["tokens_dropped"] = e.tokens_dropped;
   std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+nlohmann::ordered_json rows_json(const glassbox::Embedding& e) {
+  const size_t dim = e.vectors > 0 ? e.vector.size() / static_cast<size_t>(e.vectors) : 0;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (int64_t k = 0; k < e.vectors; ++k) rows.push_back(std::vector<float>(e.vector.begin() + k * dim, e.vector.begin() + (k + 1) * dim));
+  return rows;
+}
+
+// --heads LIST (comma-separated) -> the heads to print, each one the model declares; empty: all declared.
+std::vector<std::string> chosen_heads(const glassbox::EmbeddingHeads& declared, const std::optional<std::string>& flag) {
+  using namespace glassbox;
+  const std::vector<std::string> names = head_names(declared);
+  if (!flag) return names;
+  std::vector<std::string> out;
+  std::stringstream ss(*flag);
+  for (std::string h; std::getline(ss, h, ',');) {
+    if (std::find(names.begin(), names.end(), h) == names.end()) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
+      cli::fail("embed", make_error(ErrorCode::kInvalidArgument, "head '" + h + "' is not one the model declares", "flag --heads",
+                                    "declared heads (glassbox.json heads): " + list));
+    }
+    if (std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
+  }
+  return out;
+}
+
+// A model with declared heads: one engine run per batch feeds every head; one JSON line per text.
+void embed_heads_cli(const glassbox::Pipeline& pipeline, const std::vector<glassbox::PipelineInput>& texts,
+                     const std::vector<std::string>& heads) {
+  using namespace glassbox;
+  auto want = [&](const char* h) { return std::find(heads.begin(), heads.end(), h) != heads.end(); };
+  const auto t0 = std::chrono::steady_clock::now();
+  int64_t tokens = 0;
+  cli::with_progress(texts, 256, [&](const std::vector<PipelineInput>& chunk) {
+    auto r = embed_heads(pipeline, chunk);
+    if (!r.ok()) cli::fail("embed", r.error());
+    for (size_t i = 0; i < r->size(); ++i) {
+      const HeadEmbeddings& h = (*r)[i];
+      tokens += h.tokens;
+      nlohmann::ordered_json j{{"text", chunk[i].text}};
+      if (want("dense")) j["dense"] = h.dense->vector;
+      if (want("sparse")) j["sparse"] = {{"indices", h.sparse->indices}, {"values", h.sparse->vector}};
+      if (want("multi_vector")) j["multi_vector"] = rows_json(*h.multi_vector);
+      j["tokens"] = h.tokens;
+      j["tokens_dropped"] = h.tokens_dropped;
+      std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    }
+  });
+  cli::print_throughput("embed", texts.size(), tokens, t0);
+}
+
+// A model with glassbox.json "heads": prints its heads and returns true; `other`: a flag that does not apply to one.
+// A model without heads: --heads is refused; returns false.
+bool embed_heads_if_declared(const glassbox::Pipeline& pipeline, const std::vector<glassbox::PipelineInput>& texts,
+                             const std::optional<std::string>& heads_flag, const char* other) {
+  using namespace glassbox;
+  const EmbeddingHeads* heads = embedding_heads(pipeline);
+  if (!heads && heads_flag)
+    cli::fail("embed", make_error(ErrorCode::kInvalidArgument, "this model declares no heads", "flag --heads",
+                                  "--heads applies to a model with glassbox.json \"heads\" (several embeddings from one run)"));
+  if (!heads) return false;
+  if (other)
+    cli::fail("embed", make_error(ErrorCode::kInvalidArgument, other, pipeline.decisions().model_file,
+                                  "this model declares heads (glassbox.json): choose them with --heads; each head is "
+                                  "given as declared, in the JSON lines"));
+  embed_heads_cli(pipeline, texts, chosen_heads(*heads, heads_flag));
+  return true;
+}
+
+void add_heads_option(CLI::App* cmd, std::optional<std::string>& heads) {
+  cmd->add_option("--heads", heads,
+                  "LIST: the heads to print, comma-separated (dense, sparse, multi_vector), of a model that declares "
+                  "glassbox.json \"heads\" (default: every declared head; all come from one engine run)");
 }
 
 }  // namespace
@@ -52,7 +131,7 @@ void add_embed_command(CLI::App& app) {
     std::optional<std::string> prompt_name, prompt;
     bool sparse = false;
     bool query = false;
-    std::optional<std::string> overflow;
+    std::optional<std::string> overflow, heads;
   };
   auto a = std::make_shared<Args>();
   glassbox::cli::add_text_options(cmd, a->text);
@@ -71,6 +150,7 @@ void add_embed_command(CLI::App& app) {
   cmd->add_flag("--query", a->query,
                 "multi-vector (ColBERT) models: embed the texts as queries (query prefix, query_length, [MASK] expansion) "
                 "(default: as documents: document prefix, document_length, punctuation skiplist)");
+  add_heads_option(cmd, a->heads);
   glassbox::cli::add_overflow_option(cmd, a->overflow, /*split_allowed=*/false);
   cmd->callback([a] {
     using namespace glassbox;
@@ -96,8 +176,9 @@ void add_embed_command(CLI::App& app) {
       t.query = a->query;
       t.allow_truncation = cli::overflow_choice(a->overflow).truncate;
     }
-    EmbedOptions options;
-    options.dimensions = a->dimensions;
+    const char* other = a->sparse ? "--sparse" : a->dimensions ? "--dimensions" : !a->output.empty() ? "--output" : nullptr;
+    if (embed_heads_if_declared(pipeline, texts, a->heads, other)) return;
+    const EmbedOptions options{std::nullopt, a->dimensions};
     const bool sparse = pipeline.decisions().sparse.has_value();
     if (a->sparse && !sparse)
       cli::fail("embed", make_error(ErrorCode::kInvalidArgument, "this model gives dense vectors", "flag --sparse",

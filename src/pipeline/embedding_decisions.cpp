@@ -3,6 +3,7 @@
 // declared default (with its risk, which `glassbox explain` shows).
 #include <algorithm>
 
+#include "pipeline/heads.h"
 #include "pipeline/json_fields.h"
 #include "pipeline/model_dir.h"
 
@@ -175,7 +176,13 @@ Status derive_embedding(const ModelDirFiles& f, const std::vector<TensorSpec>& o
   if (sparse && dec.multi_vector)  // BGE-M3's several heads from one run are not implemented yet (issue 30)
     return make_error(ErrorCode::kUnsupported, "both a sparse and a multi-vector head are declared", f.dir,
                       "declare one of glassbox.json \"sparse\" and \"multi_vector\"");
-  if (!sparse && !dec.multi_vector) GB_RETURN_IF_ERROR(derive_dense_head(f, outputs, dec, d));
+  if (declares_heads(f)) {  // glassbox.json "heads": read per head (heads.cpp), no pooling of a hidden state
+    dec.pooling_modes = {Pooling::kNone};
+    dec.pooling = Pooling::kNone;
+    dec.normalize = false;
+  } else if (!sparse && !dec.multi_vector) {
+    GB_RETURN_IF_ERROR(derive_dense_head(f, outputs, dec, d));
+  }
 
   // prompts, similarity, lowercasing
   if (st.prompts) dec.prompts = *st.prompts;

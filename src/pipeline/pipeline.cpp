@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <cmath>
 
+#include "glassbox/embedding_heads.h"
 #include "glassbox/memory_budget.h"
 #include "glassbox/numerics.h"
 #include "graph/loader.h"
+#include "pipeline/heads.h"
 #include "pipeline/model_dir.h"
 #include "pipeline/multi_vector.h"
 #include "pipeline/pooling.h"
@@ -20,6 +22,7 @@ struct Pipeline::Impl {
   Session session;
   PipelineDecisions decisions;
   std::vector<Derivation> derivations;
+  std::optional<EmbeddingHeads> heads = std::nullopt;  // glassbox.json "heads" (embedding_heads.h)
 };
 
 namespace {
@@ -438,6 +441,7 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
   std::vector<Derivation> derivations;
   GB_ASSIGN_OR_RETURN(auto decisions,
                       pipeline::derive_decisions(files, options, session->outputs(), *tok, derivations));
+  GB_ASSIGN_OR_RETURN(auto heads, pipeline::derive_heads(files, session->outputs(), *tok, decisions, derivations));
   derivations.push_back(std::move(precision_row));
   derivations.push_back(std::move(cache_row));
   derivations.push_back(std::move(wait_row));
@@ -455,13 +459,16 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
   const bool unpad_declared = files.glassbox.is_object() && files.glassbox.contains("unpadded_batches") &&
                               !files.glassbox["unpadded_batches"].is_null();
   auto impl = std::make_unique<Impl>(Impl{std::move(files), std::move(tok).value(), std::move(session).value(),
-                                          std::move(decisions), std::move(derivations)});
-  if (impl->decisions.multi_vector) {  // whatever glassbox.json says: see run_batch
+                                          std::move(decisions), std::move(derivations), std::move(heads)});
+  if (impl->decisions.multi_vector || impl->heads) {  // whatever glassbox.json says: see run_batch
     impl->decisions.unpadded_batches = false;
     auto& rows = impl->derivations;  // a glassbox.json declaration gives way: the row says why
     rows.erase(std::remove_if(rows.begin(), rows.end(), [](const Derivation& r) { return r.field == "unpadded_batches"; }), rows.end());
     impl->derivations.push_back({"unpadded_batches", "false",
-                                 "multi-vector head: a query's expansion positions (attention 0) are outputs, so batches run padded"});
+                                 impl->heads ? "declared heads: outputs of other shapes than [batch, sequence, ...] (a pooled "
+                                               "dense head, a shifted multi-vector head) are read from one padded run"
+                                             : "multi-vector head: a query's expansion positions (attention 0) are outputs, "
+                                               "so batches run padded"});
   } else if (!unpad_declared) {
     bool on = false;
     GB_ASSIGN_OR_RETURN(std::string why, probe_unpadded(*impl, on));
@@ -584,9 +591,26 @@ Result<std::vector<Embedding>> multi_vector_outputs(const Pipeline::Impl& p, con
   return results;
 }
 
+// A model with declared heads gives its dense head where one vector per text is asked for (/embed, similarity).
+Result<std::vector<Embedding>> dense_head_outputs(const Pipeline::Impl& p, const std::vector<EncodedText>& batch,
+                                                  const std::vector<NamedTensor>& outs, const EmbedOptions& options) {
+  if (!p.heads->dense)
+    return make_error(ErrorCode::kInvalidArgument, "this model declares no dense head (glassbox.json heads)", p.files.dir,
+                      "ask for its declared heads (glassbox embed, /embed_sparse, /embed_multi, embed_heads)");
+  if (options.dimensions || options.normalize)
+    return make_error(ErrorCode::kInvalidArgument, options.dimensions ? "dimensions" : "normalize", p.files.dir,
+                      "a declared dense head is given as glassbox.json heads.dense declares it");
+  GB_ASSIGN_OR_RETURN(auto all, pipeline::read_heads(EmbeddingHeads{p.heads->dense, std::nullopt, std::nullopt}, batch, outs,
+                                                     p.files.model_path));
+  std::vector<Embedding> results;
+  for (auto& h : all) results.push_back(std::move(*h.dense));
+  return results;
+}
+
 Result<std::vector<Embedding>> embed_outputs(const Pipeline::Impl& p, const std::vector<EncodedText>& batch,
                                              const std::vector<NamedTensor>& outs, const EmbedOptions& options) {
   const auto& dec = p.decisions;
+  if (p.heads) return dense_head_outputs(p, batch, outs, options);
   if (dec.sparse) return sparse_outputs(p, batch, outs, options);
   if (dec.multi_vector) return multi_vector_outputs(p, batch, outs, options);
   const bool pooled = dec.pooling == Pooling::kNone;
@@ -673,6 +697,31 @@ Result<std::vector<Embedding>> Pipeline::embed_tokens_encoded(const std::vector<
     e.tokens_dropped = batch[r].tokens_dropped;
     results.push_back(std::move(e));
   }
+  return results;
+}
+
+const EmbeddingHeads* embedding_heads(const Pipeline& pipeline) {
+  return pipeline.impl().heads ? &*pipeline.impl().heads : nullptr;
+}
+
+Result<std::vector<HeadEmbeddings>> embed_heads_encoded(const Pipeline& pipeline, const std::vector<EncodedText>& batch,
+                                                        BatchStats* stats) {
+  const Pipeline::Impl& p = pipeline.impl();
+  if (!p.heads)
+    return make_error(ErrorCode::kInvalidArgument, "this model directory declares no heads", p.files.dir,
+                      "declare glassbox.json \"heads\" for a model whose graph gives several embeddings; otherwise use embed");
+  GB_ASSIGN_OR_RETURN(auto outs, run_batch(p, batch, stats));
+  return pipeline::read_heads(*p.heads, batch, outs, p.files.model_path);
+}
+
+Result<std::vector<HeadEmbeddings>> embed_heads(const Pipeline& pipeline, const std::vector<PipelineInput>& inputs) {
+  std::vector<HeadEmbeddings> results;
+  Status st = for_each_batch(pipeline.impl(), inputs, [&](const std::vector<EncodedText>& batch) -> Status {
+    GB_ASSIGN_OR_RETURN(auto part, embed_heads_encoded(pipeline, batch));
+    results.insert(results.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+    return {};
+  });
+  if (!st.ok()) return std::move(st).take_error();
   return results;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "diag/explain.h"
+#include "glassbox/embedding_heads.h"
 #include "glassbox/version.h"
 #include "server/codec/image_body.h"
 #include "server/codec/oip_codec.h"
@@ -197,6 +198,11 @@ void infer_text(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferR
   if (m->pipeline->decisions().multi_vector)  // its outputs are ragged: a [tokens, dim] per text
     return respond(refuse(RefusalCode::kInvalidRequest,
                           "model '" + m->name + "' gives one vector per token (a multi-vector ColBERT model): use POST /embed_multi",
+                          "model"));
+  if (embedding_heads(*m->pipeline))  // every head as its own output tensor is not done yet (docs/retrieval.md)
+    return respond(refuse(RefusalCode::kInvalidRequest,
+                          "model '" + m->name + "' declares several heads (glassbox.json \"heads\"): OIP infer does not give "
+                          "them yet; its dense head: POST /embed",
                           "model"));
   auto inputs = text_inputs(req, ctx.options);
   if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));

@@ -4,6 +4,7 @@
 // plus the request fields the embedding and rerank routes share (embed_request.h).
 #include <cmath>
 
+#include "glassbox/embedding_heads.h"
 #include "server/codec/json_body.h"
 #include "server/routes/embed_request.h"
 #include "server/routes/router.h"
@@ -205,6 +206,12 @@ void embed_multi(ServerContext& ctx, const HttpRequest& req, const Responder& re
   if (!body.ok()) return respond(error_response(body.error(), nullptr));
   ModelLookup look = pick_embedder(ctx, *body);
   if (!look.model) return respond(lookup_refusal(look));
+  if (embedding_heads(*look.model->pipeline))
+    return respond(refuse(RefusalCode::kInvalidRequest,
+                          "model '" + look.model->name + "' declares several heads (glassbox.json \"heads\"): the server gives "
+                          "only its dense head (/embed) so far; its multi-vector head: glassbox embed DIR --heads multi_vector, "
+                          "or Python pipeline('feature-extraction')",
+                          "model"));
   if (!look.model->pipeline->decisions().multi_vector)
     return respond(refuse(RefusalCode::kInvalidRequest,
                           "model '" + look.model->name + "' gives one vector per text (no multi-vector head: modules.json "

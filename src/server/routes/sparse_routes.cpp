@@ -1,6 +1,7 @@
 // TEI's POST /embed_sparse on a sparse (SPLADE) embedding model: {inputs, truncate?,
 // truncation_direction?, prompt_name?, model?} -> one list of {index, value} per input (the
 // nonzero vocabulary entries, indices ascending; docs/retrieval.md "Sparse embeddings").
+#include "glassbox/embedding_heads.h"
 #include "glassbox/pipeline.h"
 #include "server/codec/json_body.h"
 #include "server/routes/router.h"
@@ -20,6 +21,10 @@ ModelLookup pick_sparse_model(ServerContext& ctx, const std::optional<std::strin
     l = ctx.repository.default_text_model(PipelineTask::kEmbed);
   }
   if (!l.model) return l;
+  if (l.model->is_embedder() && embedding_heads(*l.model->pipeline))
+    return {nullptr, 400,
+            "model '" + l.model->name + "' declares several heads (glassbox.json \"heads\"): the server gives only its dense head "
+            "(/embed) so far; its sparse head: glassbox embed DIR --heads sparse, or Python pipeline('feature-extraction')"};
   if (!l.model->is_sparse())
     return {nullptr, 400,
             "model '" + l.model->name + "' does not give sparse vectors (no SpladePooling module, no \"sparse\" in glassbox.json)" +
