@@ -33,7 +33,8 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_test_models import Config  # noqa: E402
-from make_st_models import HIDDEN, TEXTS, build_vocab, encode, make_encoder, tokenizer_json  # noqa: E402
+from make_sparse_models import write_common  # noqa: E402
+from make_st_models import HIDDEN, TEXTS, build_vocab, encode, make_encoder  # noqa: E402
 
 # Repeated words (the max per token id), a word outside the vocabulary ([UNK], left out), a very short text.
 M3_TEXTS = TEXTS + ["the fox and the dog and the fox saw a zebra", "fox"]
@@ -94,16 +95,7 @@ def write_dir(out, name, onnx_file, vocab, normalize_in_graph):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     shutil.copyfile(onnx_file, os.path.join(d, "model.onnx"))
-    with open(os.path.join(d, "tokenizer.json"), "w") as f:
-        json.dump(tokenizer_json(vocab, True), f, indent=2)
-    with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
-        json.dump({"tokenizer_class": "BertTokenizer", "do_lower_case": True, "model_max_length": 128,
-                   "cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]",
-                   "mask_token": "[MASK]"}, f, indent=2)
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump({"architectures": ["BertModel"], "model_type": "bert", "vocab_size": len(vocab),
-                   "hidden_size": HIDDEN, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64,
-                   "max_position_embeddings": 128, "type_vocab_size": 2, "pad_token_id": 0}, f, indent=2)
+    write_common(d, vocab, "BertModel")
     with open(os.path.join(d, "glassbox.json"), "w") as f:
         json.dump(glassbox_json(normalize_in_graph), f, indent=2)
 

@@ -100,7 +100,8 @@ def reference(model, vocab, spec, text, prompt):
     return ids, indices, values
 
 
-def write_common(d, vocab):
+def write_common(d, vocab, architecture="BertForMaskedLM"):
+    """tokenizer.json, tokenizer_config.json and config.json of the small BERT-shaped test encoders."""
     with open(os.path.join(d, "tokenizer.json"), "w") as f:
         json.dump(tokenizer_json(vocab, True), f, indent=2)
     with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
@@ -108,7 +109,7 @@ def write_common(d, vocab):
                    "cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]",
                    "mask_token": "[MASK]"}, f, indent=2)
     with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump({"architectures": ["BertForMaskedLM"], "model_type": "bert", "vocab_size": len(vocab),
+        json.dump({"architectures": [architecture], "model_type": "bert", "vocab_size": len(vocab),
                    "hidden_size": HIDDEN, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64,
                    "max_position_embeddings": 128, "type_vocab_size": 2, "pad_token_id": 0}, f, indent=2)
 
