@@ -93,6 +93,24 @@ def retrieval(model, test):
             "cos_pair_mean": round(float(diag.mean()), 4), "cos_best_other_mean": round(float(off.mean()), 4)}
 
 
+def write_embedder_dir(model, c, out, glassbox):
+    """model.onnx (+ the onnx/model.onnx hard link transformers.js reads), config.json and glassbox.json of a
+    BERT-shaped embedder in `out` (whose tokenizer files tc.make_tokenizer_dir wrote)."""
+    path = os.path.join(out, "model.onnx")
+    mtm.export_module(model, c, 14, path)
+    link = os.path.join(out, "onnx", "model.onnx")
+    if os.path.exists(link):
+        os.remove(link)
+    os.link(path, link)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump({"architectures": ["BertModel"], "model_type": "bert", "vocab_size": c.vocab,
+                   "hidden_size": c.hidden, "num_hidden_layers": c.layers, "num_attention_heads": c.heads,
+                   "intermediate_size": c.intermediate, "max_position_embeddings": c.max_pos,
+                   "type_vocab_size": 2}, f, indent=2)
+    with open(os.path.join(out, "glassbox.json"), "w") as f:
+        json.dump(glassbox, f, indent=2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(tc.ROOT, "tests", "data", "generated", "xling_minilm_l6"))
@@ -157,19 +175,7 @@ def main():
         for _, _, (en, tr, lang) in held:
             f.write(json.dumps({"text": en, "lang": "en"}, ensure_ascii=False) + "\n")
             f.write(json.dumps({"text": tr, "lang": lang}, ensure_ascii=False) + "\n")
-    path = os.path.join(a.out, "model.onnx")
-    mtm.export_module(model, c, 14, path)
-    link = os.path.join(a.out, "onnx", "model.onnx")
-    if os.path.exists(link):
-        os.remove(link)
-    os.link(path, link)
-    with open(os.path.join(a.out, "config.json"), "w") as f:
-        json.dump({"architectures": ["BertModel"], "model_type": "bert", "vocab_size": c.vocab,
-                   "hidden_size": c.hidden, "num_hidden_layers": c.layers, "num_attention_heads": c.heads,
-                   "intermediate_size": c.intermediate, "max_position_embeddings": c.max_pos,
-                   "type_vocab_size": 2}, f, indent=2)
-    with open(os.path.join(a.out, "glassbox.json"), "w") as f:
-        json.dump({"task": "embed", "pooling": "mean", "normalize": True}, f, indent=2)
+    write_embedder_dir(model, c, a.out, {"task": "embed", "pooling": "mean", "normalize": True})
     with open(os.path.join(a.out, "train_report.json"), "w") as f:
         json.dump(report, f, indent=2)
     print(json.dumps(report, indent=2))

@@ -9,7 +9,6 @@ scripts/train_embedder.py trains the same shape on real text; this one only need
 Usage: /usr/bin/python3 scripts/memory/make_minilm_dir.py [--out DIR]   (default tests/data/generated/minilm_l6_mem)
 """
 import argparse
-import json
 import os
 import sys
 
@@ -19,6 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import make_test_models as mtm  # noqa: E402
 import train_classifier as tc  # noqa: E402
+import train_embedder as te  # noqa: E402
 
 
 def main():
@@ -31,19 +31,8 @@ def main():
     model = mtm.Encoder(c)
     tc.bert_init(model, 33)
     model.eval()
-    path = os.path.join(a.out, "model.onnx")
-    mtm.export_module(model, c, 14, path)
-    link = os.path.join(a.out, "onnx", "model.onnx")
-    if os.path.exists(link):
-        os.remove(link)
-    os.link(path, link)
-    with open(os.path.join(a.out, "config.json"), "w") as f:
-        json.dump({"architectures": ["BertModel"], "model_type": "bert", "vocab_size": c.vocab,
-                   "hidden_size": c.hidden, "num_hidden_layers": c.layers, "num_attention_heads": c.heads,
-                   "intermediate_size": c.intermediate, "max_position_embeddings": c.max_pos,
-                   "type_vocab_size": 2}, f, indent=2)
-    with open(os.path.join(a.out, "glassbox.json"), "w") as f:
-        json.dump({"task": "embed", "pooling": "mean", "normalize": True, "max_length": 256, "batch_size": 8}, f, indent=2)
+    te.write_embedder_dir(model, c, a.out, {"task": "embed", "pooling": "mean", "normalize": True, "max_length": 256,
+                                            "batch_size": 8})
     print(f"wrote {a.out} ({sum(p.numel() for p in model.parameters())} parameters)")
 
 
