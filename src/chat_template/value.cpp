@@ -145,9 +145,9 @@ bool equals(const Value& a, const Value& b) {
 }
 
 Result<int> compare(const Value& a, const Value& b) {
-  double da, db;
-  bool ia, ib;
-  std::int64_t xa, xb;
+  double da = 0, db = 0;
+  bool ia = false, ib = false;
+  std::int64_t xa = 0, xb = 0;
   if (numeric(a, &da, &ia, &xa) && numeric(b, &db, &ib, &xb)) {
     if (ia && ib) return xa < xb ? -1 : (xa > xb ? 1 : 0);
     return da < db ? -1 : (da > db ? 1 : 0);

@@ -21,6 +21,15 @@ std::string shape_text(const std::vector<NamedTensor>& inputs) {
 
 const char* const kFix = "raise max_memory (--max-memory, glassbox.json max_memory), or declare a smaller largest shape";
 
+// A dry run stopped by the run limit is the same refusal as an account over the budget, worded as one (the
+// caller cannot tell which of the two checks a shape crosses first: that depends on the process's own size).
+Error dry_run_refusal(Error e, const MemoryReport& account) {
+  if (e.code == ErrorCode::kLimitExceeded && account.budget > 0)
+    e.what = "a run at the largest declared shape " + account.shape + " does not fit in what is left, over the budget of " +
+             bytes_text(account.budget) + ": " + e.what;
+  return std::move(e).with_where("dry run at " + account.shape);
+}
+
 }  // namespace
 
 Result<MemoryReport> memory_at_load(SessionOptions& options, const graph::Model& model, const std::string& path) {
@@ -72,7 +81,7 @@ Result<MemoryReport> dry_run_memory(const Session& session, const std::vector<Na
   for (int pass = 0; pass < 2; ++pass) {  // the first run plans the shape, the second runs on its arena
     RunStats stats;
     auto ran = session.run(inputs, &stats);
-    if (!ran.ok()) return std::move(ran).take_error().with_where("dry run at " + account.shape);
+    if (!ran.ok()) return dry_run_refusal(std::move(ran).take_error(), account);
     if (stats.used_memory_plan) account.arena = std::max(account.arena, stats.arena_bytes);
     else account.first_run = std::max(account.first_run, stats.peak_bytes);
     if (pass == 0) GB_RETURN_IF_ERROR(check_memory_account(account));  // no second run (its arena) when already over

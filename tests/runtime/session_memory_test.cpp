@@ -65,7 +65,7 @@ TEST(SessionMemory, ADeclaredLargestShapeThatDoesNotFitIsRefusedAtLoad) {
   auto s = Session::load(add_relu_model(dir), o);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::kLimitExceeded);
-  EXPECT_NE(s.error().what.find("budget of 1048576 bytes"), std::string::npos) << s.error().to_string();
+  EXPECT_NE(s.error().what.find("over the budget of 1048576 bytes"), std::string::npos) << s.error().to_string();
   EXPECT_NE(s.error().to_string().find("x[100000,3]"), std::string::npos) << s.error().to_string();
   // A shape that fits loads, and the report carries its figures.
   o.max_input_shapes = {{"x", {1000, 3}}};
