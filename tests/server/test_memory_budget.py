@@ -239,3 +239,47 @@ def test_declared_kv_budget_over_max_memory_is_refused_at_start(gpt2_tiny, start
     rows = explain_memory(s, "gpt2_tiny")
     assert int(rows["memory.kv_cache"]["value"]) == 64 << 20 and "declared" in rows["memory.kv_cache"]["source"], rows
     assert int(rows["memory.kv_feeds"]["value"]) == 64 << 20, rows
+
+
+def forest_model_dir(budget, depth=15):
+    """One full binary regression tree of 2^(depth+1) - 1 nodes (TreeEnsembleRegressor, 8 features): no
+    initializers, so its weights count 0 bytes; what its load builds (the compiled tree) is the load's growth."""
+    d = tempfile.mkdtemp(prefix="glassbox-membudget-tree-")
+    branches = (1 << depth) - 1
+    n = 2 * branches + 1
+    ids = list(range(n))
+    leaf = [i >= branches for i in ids]
+    attrs = dict(nodes_treeids=[0] * n, nodes_nodeids=ids, nodes_featureids=[i % 8 for i in ids],
+                 nodes_values=[float(i % 7) / 7 for i in ids], nodes_modes=["LEAF" if x else "BRANCH_LEQ" for x in leaf],
+                 nodes_truenodeids=[0 if x else 2 * i + 1 for i, x in zip(ids, leaf)],
+                 nodes_falsenodeids=[0 if x else 2 * i + 2 for i, x in zip(ids, leaf)],
+                 target_treeids=[0] * (n - branches), target_nodeids=ids[branches:], target_ids=[0] * (n - branches),
+                 target_weights=[float(i % 5) for i in ids[branches:]], n_targets=1)
+    node = helper.make_node("TreeEnsembleRegressor", ["x"], ["y"], domain="ai.onnx.ml", **attrs)
+    g = helper.make_graph([node], "tree", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)])
+    m.ir_version = 8
+    save(m, os.path.join(d, "model.onnx"))
+    with open(os.path.join(d, "glassbox.json"), "w") as f:
+        json.dump({"max_memory": budget}, f)
+    return d
+
+
+def test_tensor_model_account_counts_what_its_load_left_resident(start_server):
+    """A tree model has no initializers: its account is the compiled trees its load built (measured, the resident
+    set's growth across the load), beside the process and the warm-up's run tensors; the rows sum to the total."""
+    d = forest_model_dir("2G")
+    try:
+        s = start_server([d])
+        rows = explain_memory(s, os.path.basename(d))
+        assert int(rows["memory.weights"]["value"]) == 0, rows
+        growth = int(rows["memory.load_growth"]["value"])
+        assert growth > 1 << 20, rows  # 65535 nodes: megabytes of compiled tree and parsed attributes
+        parts = ["memory.process", "memory.load_growth", "memory.weights", "memory.first_run", "memory.arena"]
+        assert int(rows["memory.total"]["value"]) == sum(int(rows[p]["value"]) for p in parts), rows
+        body = {"inputs": [{"name": "x", "datatype": "FP32", "shape": [2, 8], "data": [0.5] * 16}]}
+        r = requests.post(s.url("/v2/models/%s/infer" % os.path.basename(d)), json=body, timeout=60)
+        assert r.status_code == 200, r.text
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

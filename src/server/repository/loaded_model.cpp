@@ -38,26 +38,27 @@ nlohmann::ordered_json explain_json(const Session& session, const Pipeline* pipe
   return j;
 }
 
-Status warm_up(const LoadedModel& m, const WarmupPlan& plan) {
+Status warm_up(const LoadedModel& m, const WarmupPlan& plan, int64_t reserved) {
   if (m.pipeline) {
     if (m.is_classifier()) return m.pipeline->classify(plan.texts).status();
     return m.pipeline->embed(plan.texts).status();
   }
-  // Under a budget the warm-up is the tensor model's dry run: its shape's figures join the model's account.
-  if (m.session->options().max_memory > 0) return m.session->check_memory(plan.feeds).status();
+  // Under a budget the warm-up is the tensor model's dry run: its shape's figures join the model's account,
+  // beside what is reserved outside the run (the process and what the load left resident beyond the weights).
+  if (m.session->options().max_memory > 0) return m.session->check_memory(plan.feeds, reserved).status();
   return m.session->run(plan.feeds).status();
 }
 
 // Plans and runs the warm-up; records the plan and outcome in m.warmup and m.explain["warmup"].
-// The error returned means the model must not serve.
-Status run_warmup(LoadedModel& m, const ServerOptions& options) {
+// The error returned means the model must not serve. `reserved`: a tensor model's dry run counts it outside the run.
+Status run_warmup(LoadedModel& m, const ServerOptions& options, int64_t reserved = -1) {
   const auto t0 = std::chrono::steady_clock::now();
   auto declared = find_warmup_declaration(options, m.name, m.dir);
   if (!declared.ok()) return std::move(declared).take_error();
   auto plan = m.pipeline ? plan_text_warmup(*declared)
                          : plan_tensor_warmup(m.session->inputs(), *declared, m.dir, warmup_rules(options));
   const bool declared_plan = !declared->value.is_null();
-  Status ran = plan.ok() ? warm_up(m, *plan) : Status(plan.error());
+  Status ran = plan.ok() ? warm_up(m, *plan, reserved) : Status(plan.error());
   m.warmup = plan.ok() ? plan->to_json() : nlohmann::ordered_json{{"source", declared_plan ? declared->source : "derived"},
                                                                    {"declared", declared_plan}};
   m.warmup["ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -263,6 +264,7 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
   std::error_code ec;
   const bool text = std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json", ec);
   nlohmann::json memory_rows = nlohmann::json::array();  // docs/memory.md: the budget and its breakdown, for explain
+  int64_t load_growth = 0;  // a tensor model's: what its load left resident beyond the weights (compiled trees)
   if (text) {
     // Checked at the largest run the scheduler forms, max_batch_size x max_length.
     auto p = pipeline::load_with_budget(dir, engine, budget->bytes, false, std::pair<int64_t, int64_t>{options.max_batch_size, 0},
@@ -283,8 +285,10 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
     // and the warm-up is the dry run whose figures join the model's account (run_warmup).
     session.max_memory = budget->bytes;
     session.max_memory_reserved = budget->bytes > 0 ? process_baseline_rss_bytes() : 0;
+    const int64_t before_load = process_rss_bytes();
     auto s = Session::load(file->path, session);
     if (!s.ok()) return scrubbed(with_budget_source(s.error(), *budget), dir, where);
+    load_growth = measured_load_growth(before_load, s->memory_report().weights);
     // OIP v2 carries tensors: a sequence-of-maps output (ZipMap) is refused with the alternative (docs/ml.md).
     for (const auto& o : s->outputs())
       if (o.type != ValueType::kTensor)
@@ -303,13 +307,15 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
   m->dir = dir;
   m->explain = explain_json(m->engine(), m->pipeline ? &*m->pipeline : nullptr);
   if (!memory_rows.empty()) m->explain["memory"] = std::move(memory_rows);
-  if (Status st = run_warmup(*m, options); !st.ok()) return scrubbed(with_budget_source(st.error(), *budget), dir, where);
-  if (m->session) {  // a tensor model's account: its weights and its warm-up shape's run tensors
+  const int64_t reserved = budget->bytes > 0 ? process_baseline_rss_bytes() + load_growth : -1;
+  if (Status st = run_warmup(*m, options, reserved); !st.ok())
+    return scrubbed(with_budget_source(st.error(), *budget), dir, where);
+  if (m->session) {  // a tensor model's account: its weights, its load's growth and its warm-up shape's run tensors
     const MemoryReport r = m->session->memory_report();
-    m->memory_bytes = r.weights + r.run();
+    m->memory_bytes = r.weights + load_growth + r.run();
     if (budget->bytes > 0) {
       memory_rows = budget_rows(*budget);
-      for (auto& row : session_memory_rows(r)) memory_rows.push_back(row);
+      for (auto& row : session_memory_rows(r, -1, "", load_growth)) memory_rows.push_back(row);
       m->explain["memory"] = memory_rows;
     }
   }

@@ -100,15 +100,25 @@ void apply_generation_budget(SessionOptions& session, const ModelBudget& b, int6
   session.max_memory_reserved = b.bytes > 0 ? process_baseline_rss_bytes() + 2 * kv_budget_bytes : 0;
 }
 
-nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_bytes, const std::string& kv_source) {
+int64_t measured_load_growth(int64_t rss_before_load, int64_t weights) {
+  return std::max<int64_t>(0, process_rss_bytes() - rss_before_load - weights);
+}
+
+nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_bytes, const std::string& kv_source,
+                                   int64_t load_growth) {
   auto rows = nlohmann::json::array();
   auto row = [&](const char* f, int64_t v, const std::string& why) {
     rows.push_back({{"field", f}, {"value", std::to_string(v)}, {"source", why}});
   };
   const int64_t kv = std::max<int64_t>(0, kv_budget_bytes);
   const int64_t feeds = kv;                                         // the past copied into a step's feeds: at most the cache
-  const int64_t process = r.budget > 0 ? r.reserved - kv - feeds : 0;  // without a budget the session counts nothing outside it
+  // Without a budget the session counts nothing outside it.
+  const int64_t process = r.budget > 0 ? r.reserved - kv - feeds - load_growth : 0;
   if (r.budget > 0) row("memory.process", process, "measured: resident set before any model loaded");
+  if (load_growth > 0)
+    row("memory.load_growth", load_growth,
+        "measured: what the model's load left resident beyond its weights (a tree ensemble's compiled trees); a load "
+        "beside requests or another load measures their memory too (counted, never less)");
   if (kv_budget_bytes >= 0) {
     row("memory.kv_cache", kv,
         (kv_source.empty() ? std::string("server option kv_cache_bytes") : kv_source) +
@@ -121,7 +131,7 @@ nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_byte
     row("memory.first_run", r.first_run, "RunStats peak of the warm-up shape's first run (" + r.shape + ")");
     row("memory.arena", r.arena, "RunStats arena of its second run (the static plan, kept for reuse)");
   }
-  row("memory.total", process + kv + feeds + r.weights + r.run(), "the sum above");
+  row("memory.total", process + load_growth + kv + feeds + r.weights + r.run(), "the sum above");
   if (r.run_limit > 0)
     row("memory.run_limit", r.run_limit,
         "each run's tensors: the budget less the process, the KV cache and feeds and the weights (refused past it before the "
