@@ -12,6 +12,7 @@
 
 #include "glassbox/session.h"
 #include "glassbox/vision.h"
+#include "glassbox/vision_pipeline.h"
 
 namespace glassbox::vision::ocr {
 
@@ -49,6 +50,9 @@ class OcrPipeline {
   ~OcrPipeline();
   const std::vector<Step>& steps() const;
   const Session& det_session() const;
+  // The runs of one request at the largest declared sizes: det at det_limit_side_len square (rounded to 32), cls
+  // at 48 x 192, rec at 48 x rec_min_width (a line wider than that runs wider: checked per run, not here).
+  Result<std::vector<SizedRun>> largest_runs() const;
   Result<OcrResult> run(const RgbImage& image) const;
   Result<OcrResult> run_file(const std::string& path) const;
   struct Impl;

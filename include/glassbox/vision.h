@@ -161,4 +161,9 @@ struct PixelTensor {
 Result<PixelTensor> preprocess(const RgbImage& image, const Preprocess& p, Layout layout,
                                const DecodeLimits& limits = {});
 
+// The size every image is preprocessed to ([1, 3, H, W] or [1, H, W, 3]), found by preprocessing a square, a
+// wide and a tall probe: when the declared steps end in a fixed size (a crop, a fixed resize) all three agree.
+// kUnsupported, naming the sizes, when the size follows the image (no largest size is declared).
+Result<std::vector<int64_t>> fixed_preprocessed_dims(const Preprocess& p, Layout layout, const DecodeLimits& limits = {});
+
 }  // namespace glassbox::vision

@@ -13,6 +13,14 @@
 
 namespace glassbox::vision {
 
+// One engine run of a pipeline at its largest declared input (docs/memory.md): the session and feeds of that
+// shape (zero-filled). The memory budget dry-runs it (Session::check_memory).
+struct SizedRun {
+  std::string what;  // "model", "det", "cls", "rec"
+  const Session* session = nullptr;
+  std::vector<NamedTensor> feeds;
+};
+
 struct ImageClassifierOptions {
   SessionOptions session;
   DecodeLimits limits;
@@ -43,6 +51,8 @@ class ImageClassifier {
   const std::vector<Step>& steps() const;  // preprocessing, then model decisions
   const Session& session() const;
   const std::vector<std::string>& labels() const;  // in logit order
+  // The run of one image at the declared size (kUnsupported when the size follows the image).
+  Result<SizedRun> largest_run() const;
 
   Result<ImageClassification> classify(const RgbImage& image, int top_k = 5) const;
   // Decodes (limits apply before allocation) and classifies; errors name the path.
@@ -83,6 +93,8 @@ class ImageEmbedder {
   const std::vector<Step>& steps() const;
   const Session& session() const;
   int64_t dims() const;  // the embedding's length (-1 until the first run when the model leaves it symbolic)
+  // The run of `batch` images at the declared size (one image when the model's batch dimension is fixed).
+  Result<SizedRun> largest_run(int64_t batch) const;
 
   // Every image is preprocessed to the declared size, so images of any sizes stack into one
   // [N, ...] tensor without padding: one engine run for the batch when the model's batch dimension

@@ -96,7 +96,7 @@ std::vector<Field> scheduling_fields() {
                       "higher absorbs longer bursts but lets latency grow before clients hear 429"),
       GB_SERVER_FIELD(max_batch_tokens, "8192 real tokens per engine run (64 texts of 128 tokens), no padding counted",
                       "higher raises throughput a little and the latency of every request in the run a lot"),
-      GB_SERVER_FIELD(max_batch_size, "32 texts or tensor rows per engine run",
+      GB_SERVER_FIELD(max_batch_size, "32 texts, tensor rows or an image embedder's images per engine run",
                       "higher makes runs longer; 1 turns batching off"),
       GB_SERVER_FIELD(max_queue_delay_ms, "0: never hold a request back hoping for company; batches form from what waits",
                       "a delay adds that much latency to a lone request for a fuller batch under light load"),
@@ -174,10 +174,11 @@ std::vector<Field> memory_fields() {
        },
        [](const ServerOptions& o) { return json(o.max_memory); },
        "off: the right budget is the machine's and the deployment's, not ours; with one, the process and every loaded "
-       "model's estimate (weights, tokenizer, run tensors at max_batch_size x max_length, a decoder's kv_cache_bytes) "
+       "model's estimate (weights, tokenizer, run tensors at max_batch_size x max_length or an image model's largest "
+       "declared input, a decoder's kv_cache_bytes) "
        "must fit, and a model that does not fit what the others leave is refused at load",
-       "off: many models or large shapes end in the OOM killer, not an Error; a tensor model's account is its weights "
-       "and its warm-up shape, its runs are limited to what was left at its load"},
+       "off: many models or large shapes end in the OOM killer, not an Error; a tensor model's account is its weights, "
+       "its load's growth and its warm-up shape, its runs are limited to what was left at its load"},
       GB_SERVER_FIELD(model_max_memory,
                       "{}: each model's glassbox.json \"max_memory\" (or none); a value here wins over it",
                       "a model over its own budget is refused at load (UNAVAILABLE) even when the server has room"),

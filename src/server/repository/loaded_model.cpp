@@ -11,6 +11,7 @@
 #include "generation/result_json.h"
 #include "glassbox/memory_budget.h"
 #include "server/codec/oip_codec.h"
+#include "server/repository/image_memory.h"
 #include "server/repository/model_memory.h"
 #include "server/repository/warmup.h"
 
@@ -164,10 +165,15 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
 
 // An image model (classifier or embedder) or a PP-OCR directory: decisions as explain rows, BYTES
 // "image" in, a derived warm-up of one 64 x 64 mid-grey image (plans the engine at the declared size).
-Status load_image_kinds(LoadedModel& m, const std::string& dir, const PipelineOptions& engine) {
+Status load_image_kinds(LoadedModel& m, const std::string& dir, const PipelineOptions& engine, const ModelBudget& budget,
+                        int64_t max_batch) {
   vision::ImageClassifierOptions opts;
   opts.session = engine.session;
   if (engine.precision) opts.session.precision = *engine.precision;
+  // Under a budget each session refuses a run whose tensors cross what the budget leaves it (413).
+  opts.session.max_memory = budget.bytes;
+  opts.session.max_memory_reserved = budget.bytes > 0 ? process_baseline_rss_bytes() : 0;
+  const int64_t before_load = process_rss_bytes();
   const std::vector<vision::Step>* steps = nullptr;
   m.inputs = {{"image", "BYTES", {-1}}};
   if (vision::ocr::is_ocr_model_dir(dir)) {
@@ -194,7 +200,10 @@ Status load_image_kinds(LoadedModel& m, const std::string& dir, const PipelineOp
     }
   }
   m.image_limits = opts.limits;
+  GB_ASSIGN_OR_RETURN(ImageAccount account, image_memory_account(m, budget, before_load, max_batch));
+  m.memory_bytes = account.bytes;
   m.explain = explain_json(m.engine(), nullptr);
+  if (!account.rows.empty()) m.explain["memory"] = std::move(account.rows);
   m.explain["pipeline"] = nlohmann::ordered_json::array();
   for (const auto& st : *steps) {
     std::string value = st.value;  // a file's path names the model's folder as "<model>", never the server's path
@@ -257,8 +266,8 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
   if (is_generation_model_dir(dir)) return load_generation_model(std::move(m), dir, engine, options, metrics, where, *budget);
   if (vision::ocr::is_ocr_model_dir(dir) || vision::is_image_model_dir(dir)) {
     m->dir = dir;
-    if (Status st = load_image_kinds(*m, dir, engine); !st.ok()) return scrubbed(st.error(), dir, where);
-    m->memory_bytes = m->engine().memory_report().weights;  // not yet estimated beyond its weights (docs/memory.md)
+    if (Status st = load_image_kinds(*m, dir, engine, *budget, options.max_batch_size); !st.ok())
+      return scrubbed(with_budget_source(st.error(), *budget), dir, where);
     return std::shared_ptr<const LoadedModel>(std::move(m));
   }
   std::error_code ec;

@@ -26,17 +26,24 @@ Result<vision::DecodedImage> decode_one(const LoadedModel& m, const std::string&
   return d;
 }
 
-Result<ImageResults> run_images(const LoadedModel& m, const std::vector<std::string>& images, int top_k, Metrics* metrics) {
+// An embedder's images run max_batch_size at a time (ServerOptions::max_batch_size: the largest run its memory
+// account was checked at), each chunk one engine run (all preprocessed to the declared size, no padding).
+Result<ImageResults> run_images(const LoadedModel& m, const std::vector<std::string>& images, int top_k, int64_t max_batch,
+                                Metrics* metrics) {
   ImageResults out;
-  if (m.image_embedder) {  // one engine run for the request's images (all preprocessed to the declared size)
-    std::vector<vision::DecodedImage> decoded;
-    for (size_t i = 0; i < images.size(); ++i) {
-      GB_ASSIGN_OR_RETURN(auto d, decode_one(m, images[i], i, metrics));
-      decoded.push_back(std::move(d));
+  if (m.image_embedder) {
+    const size_t chunk = static_cast<size_t>(std::max<int64_t>(1, max_batch));
+    for (size_t at = 0; at < images.size(); at += chunk) {
+      std::vector<vision::DecodedImage> decoded;
+      for (size_t i = at; i < std::min(images.size(), at + chunk); ++i) {
+        GB_ASSIGN_OR_RETURN(auto d, decode_one(m, images[i], i, metrics));
+        decoded.push_back(std::move(d));
+      }
+      std::vector<const vision::RgbImage*> ptrs;
+      for (const auto& d : decoded) ptrs.push_back(&d.image);
+      GB_ASSIGN_OR_RETURN(auto rows, m.image_embedder->embed(ptrs));
+      for (auto& r : rows) out.embeddings.push_back(std::move(r));
     }
-    std::vector<const vision::RgbImage*> ptrs;
-    for (const auto& d : decoded) ptrs.push_back(&d.image);
-    GB_ASSIGN_OR_RETURN(out.embeddings, m.image_embedder->embed(ptrs));
     return out;
   }
   for (size_t i = 0; i < images.size(); ++i) {  // decoded one at a time: one image's pixels held at once
@@ -170,9 +177,10 @@ void submit_image_work(ServerContext& ctx, std::shared_ptr<const LoadedModel> mo
   Metrics* metrics = &ctx.metrics;
   auto meta = req.meta;
   auto m = model;
-  TaskJob job{[m, shared, top_k, metrics, meta, done = std::move(done)] {
+  const int64_t max_batch = ctx.options.max_batch_size;
+  TaskJob job{[m, shared, top_k, max_batch, metrics, meta, done = std::move(done)] {
     const auto t0 = Clock::now();
-    auto r = run_images(*m, *shared, top_k, metrics);
+    auto r = run_images(*m, *shared, top_k, max_batch, metrics);
     meta->compute_s += seconds_since(t0);
     meta->batch_size = std::max<int64_t>(meta->batch_size, static_cast<int64_t>(shared->size()));
     done(std::move(r));

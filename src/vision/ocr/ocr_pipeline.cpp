@@ -363,4 +363,23 @@ OcrPipeline::~OcrPipeline() = default;
 const std::vector<Step>& OcrPipeline::steps() const { return impl_->steps; }
 const Session& OcrPipeline::det_session() const { return *impl_->det; }
 
+Result<std::vector<SizedRun>> OcrPipeline::largest_runs() const {
+  const Impl& m = *impl_;
+  // detect(): the longer side scaled to at most det_limit_side_len, then each side rounded to a multiple of 32.
+  const int64_t side = std::max<int64_t>(32, std::lround(m.p("det_limit_side_len") / 32) * 32);
+  const int64_t rec_width = static_cast<int64_t>(m.p("rec_min_width"));
+  std::vector<SizedRun> runs;
+  auto add = [&](const char* what, const Session& s, std::vector<int64_t> dims) -> Status {
+    GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DataType::kFloat32, dims));
+    SizedRun run{what, &s, {}};
+    run.feeds.push_back({s.inputs()[0].name, std::move(t)});
+    runs.push_back(std::move(run));
+    return {};
+  };
+  GB_RETURN_IF_ERROR(add("det", *m.det, {1, 3, side, side}));
+  if (m.cls) GB_RETURN_IF_ERROR(add("cls", *m.cls, {1, 3, 48, 192}));
+  GB_RETURN_IF_ERROR(add("rec", *m.rec, {1, 3, 48, rec_width}));
+  return runs;
+}
+
 }  // namespace glassbox::vision::ocr

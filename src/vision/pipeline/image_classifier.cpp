@@ -141,6 +141,15 @@ const std::vector<Step>& ImageClassifier::steps() const { return impl_->steps; }
 const Session& ImageClassifier::session() const { return *impl_->session; }
 const std::vector<std::string>& ImageClassifier::labels() const { return impl_->labels; }
 
+Result<SizedRun> ImageClassifier::largest_run() const {
+  const Impl& m = *impl_;
+  GB_ASSIGN_OR_RETURN(auto dims, fixed_preprocessed_dims(m.pre, m.layout, m.limits));
+  GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DataType::kFloat32, dims));
+  SizedRun run{"model", &*m.session, {}};
+  run.feeds.push_back({m.input, std::move(t)});
+  return run;
+}
+
 Result<ImageClassification> ImageClassifier::classify(const RgbImage& image, int top_k) const {
   const Impl& m = *impl_;
   GB_ASSIGN_OR_RETURN(PixelTensor px, preprocess(image, m.pre, m.layout, m.limits));

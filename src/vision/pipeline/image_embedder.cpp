@@ -233,6 +233,16 @@ Result<std::vector<ImageEmbedding>> run_batch(const ImageEmbedder::Impl& m, cons
 
 }  // namespace
 
+Result<SizedRun> ImageEmbedder::largest_run(int64_t batch) const {
+  const Impl& m = *impl_;
+  GB_ASSIGN_OR_RETURN(auto dims, fixed_preprocessed_dims(m.pre, m.layout, m.limits));
+  dims[0] = m.batch ? std::max<int64_t>(1, batch) : 1;
+  GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DataType::kFloat32, dims));
+  SizedRun run{"model", &*m.session, {}};
+  run.feeds.push_back({m.input, std::move(t)});
+  return run;
+}
+
 Result<std::vector<ImageEmbedding>> ImageEmbedder::embed(const std::vector<const RgbImage*>& images) const {
   if (images.empty()) return std::vector<ImageEmbedding>{};
   if (impl_->batch) return run_batch(*impl_, images);

@@ -4,6 +4,9 @@
 // normalize in float32.
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "glassbox/vision.h"
 
@@ -136,6 +139,26 @@ Result<PixelTensor> preprocess(const RgbImage& image, const Preprocess& p, Layou
         t.values[at] = v;
       }
   return t;
+}
+
+Result<std::vector<int64_t>> fixed_preprocessed_dims(const Preprocess& p, Layout layout, const DecodeLimits& limits) {
+  std::vector<std::vector<int64_t>> sizes;
+  for (const auto& [w, h] : {std::pair{96, 96}, std::pair{384, 96}, std::pair{96, 384}}) {
+    RgbImage probe{w, h, std::vector<uint8_t>(static_cast<size_t>(w) * h * 3, 128)};
+    GB_ASSIGN_OR_RETURN(PixelTensor t, preprocess(probe, p, layout, limits));
+    sizes.push_back(t.dims);
+  }
+  if (sizes[0] == sizes[1] && sizes[0] == sizes[2]) return sizes[0];
+  std::string made;
+  for (const auto& d : sizes) {
+    made += made.empty() ? "[" : ", [";
+    for (size_t i = 0; i < d.size(); ++i) made += (i ? "," : "") + std::to_string(d[i]);
+    made += "]";
+  }
+  return make_error(ErrorCode::kUnsupported,
+                    "the preprocessed size follows the image (96x96, 384x96 and 96x384 probes made " + made +
+                        "): the model declares no largest input size",
+                    "preprocessor_config.json", "a memory budget needs a fixed size: declare a center crop or a fixed resize");
 }
 
 }  // namespace glassbox::vision
