@@ -217,6 +217,11 @@ def test_decoder_kv_budget_derived_from_max_memory(gpt2_tiny, start_server):
     assert int(rows["memory.kv_feeds"]["value"]) == kv, rows
     weights = int(rows["memory.weights"]["value"])
     assert int(rows["memory.run_limit"]["value"]) == budget - process - 2 * kv - weights, rows
+    # The smallest generation ran at load: what it left resident (packed weights) is counted, and the rows sum.
+    assert int(rows["memory.first_use"]["value"]) >= 0 and "packed" in rows["memory.first_use"]["source"], rows
+    parts = ["memory.process", "memory.kv_cache", "memory.kv_feeds", "memory.weights", "memory.first_run", "memory.arena",
+             "memory.first_use"]
+    assert int(rows["memory.total"]["value"]) == sum(int(rows[p]["value"]) for p in parts), rows
     ex = requests.get(s.url("/v2/models/gpt2_tiny/explain"), timeout=30).json()
     assert ex["model"]["generation"]["kv_cache"]["budget_bytes"] == kv, ex["model"]["generation"]["kv_cache"]
     # A generation still runs under it.

@@ -9,6 +9,7 @@
 #include "core/process_memory.h"
 #include "diag/explain.h"
 #include "generation/result_json.h"
+#include "glassbox/generation_memory.h"
 #include "glassbox/memory_budget.h"
 #include "server/codec/oip_codec.h"
 #include "server/repository/image_memory.h"
@@ -129,8 +130,27 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   apply_generation_budget(gen.session, budget, gen.kv_budget_bytes);
   auto session = GenerationSession::load(dir, gen);
   if (!session.ok()) return scrubbed(with_budget_source(session.error(), budget), dir, where);
+  // Under a budget, the smallest generation (one prompt token, one step) runs once at load: what it leaves resident
+  // beyond its tensors is the GEMM weights packed on first use (docs/memory.md), counted as memory.first_use.
+  int64_t first_use = 0;
+  if (budget.bytes > 0) {
+    const int64_t before = process_rss_bytes();
+    auto dry = generation::estimate_decoder_memory(*session, 1, 1, 1);
+    if (!dry.ok()) return scrubbed(with_budget_source(dry.error(), budget), dir, where);
+    first_use = std::max<int64_t>(0, process_rss_bytes() - before - dry->run() - dry->past_feeds);
+  }
   const MemoryReport report = session->session().memory_report();
-  m->memory_bytes = report.weights + 2 * gen.kv_budget_bytes;  // the cache and the past feeds
+  m->memory_bytes = report.weights + first_use + 2 * gen.kv_budget_bytes;  // the cache and the past feeds
+  if (budget.bytes > 0 && report.reserved + report.weights + first_use > budget.bytes)
+    return scrubbed(with_budget_source(make_error(ErrorCode::kLimitExceeded,
+                                                  "the model needs " + std::to_string(report.reserved + report.weights + first_use) +
+                                                      " bytes before any request, over the budget of " +
+                                                      std::to_string(budget.bytes) + " bytes: reserved (the process, the KV "
+                                                      "budget twice) " + std::to_string(report.reserved) + " + weights " +
+                                                      std::to_string(report.weights) + " + first use " + std::to_string(first_use),
+                                                  "SessionOptions::max_memory", "raise max_memory, or lower --kv-cache-bytes"),
+                                       budget),
+                    dir, where);
   m->kind = ModelKind::kGeneration;
   nlohmann::ordered_json gexplain = generation::explain_json(*session);
   gexplain["decoder"].erase("model");  // a server path
@@ -157,6 +177,10 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   m->explain["generation"] = std::move(gexplain);
   nlohmann::json memory = budget_rows(budget);  // docs/memory.md: weights + KV budget (+ the run limit under a budget)
   for (auto& r : session_memory_rows(report, gen.kv_budget_bytes, kv.source)) memory.push_back(r);
+  if (budget.bytes > 0)
+    add_measured_row(memory, "memory.first_use", first_use,
+                     "measured: what the smallest generation (1 prompt token, 1 step) left resident at load beyond its "
+                     "tensors (the GEMM weights packed on first use)");
   m->explain["memory"] = std::move(memory);
   m->warmup = {{"source", "none"}, {"declared", false}, {"outcome", "not run: generation models plan on their first prefill"}};
   m->explain["warmup"] = m->warmup;

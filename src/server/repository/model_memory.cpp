@@ -139,4 +139,15 @@ nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_byte
   return rows;
 }
 
+void add_measured_row(nlohmann::json& rows, const char* field, int64_t bytes, const std::string& why) {
+  const nlohmann::json row = {{"field", field}, {"value", std::to_string(bytes)}, {"source", why}};
+  for (auto it = rows.begin(); it != rows.end(); ++it) {
+    if ((*it)["field"] != "memory.total") continue;
+    (*it)["value"] = std::to_string(std::stoll((*it)["value"].get<std::string>()) + bytes);
+    rows.insert(it, row);
+    return;
+  }
+  rows.push_back(row);
+}
+
 }  // namespace glassbox::server
