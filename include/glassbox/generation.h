@@ -146,6 +146,7 @@ struct GenerationResult {
   std::optional<uint32_t> stop_token;  // finish_reason stop by a token
   std::optional<std::string> stop_string;  // finish_reason stop by a string
   std::string error;                   // finish_reason error: what happened, at which step
+  bool non_finite_logits = false;      // finish_reason error because a logits row held NaN or Inf
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   double ttft_ms = 0;                  // admission to the first token

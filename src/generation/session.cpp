@@ -48,6 +48,7 @@ struct Sequence {
   FinishReason finish = FinishReason::kNone;
   std::optional<uint32_t> stop_token;
   std::string error;
+  bool non_finite_logits = false;  // error: a logits row held NaN or Inf
   int64_t steps = 0;              // logits rows consumed (0 = the prefill's)
   Clock::time_point admitted, first_token, finished_at;
 
@@ -286,6 +287,7 @@ void GenerationSession::Impl::accept(Sequence& s, const float* logits_row, std::
   if (observer) observer(s.id, s.steps, row);
   const int64_t step = s.steps++;
   if (auto bad = generation::count_non_finite(row); bad.any()) {
+    s.non_finite_logits = true;
     s.error = "non-finite logits at step " + n(step) + " (" + (step == 0 ? "the prefill" : "decode") + "): " + n(bad.nan) +
               " NaN and " + n(bad.inf) + " Inf of " + n(V) + " values";
     finish(s, FinishReason::kError, ev);
@@ -474,6 +476,7 @@ Result<GenerationResult> GenerationSession::take_result(SequenceId id) {
   r.finish_reason = s.finish;
   r.stop_token = s.stop_token;
   r.stop_string = s.stream->stop_string();
+  r.non_finite_logits = s.non_finite_logits;
   r.error = std::move(s.error);
   r.prompt_tokens = static_cast<int64_t>(r.prompt_ids.size());
   r.completion_tokens = static_cast<int64_t>(r.token_ids.size());

@@ -333,3 +333,43 @@ def test_drain_timeout_cuts_with_an_explicit_error(start_server, decoders):
     assert last["error"]["code"] == "draining", last
     assert "drain timeout" in last["error"]["message"]
     assert s.wait(timeout=30) == 0
+
+
+def test_stop_rules_and_non_finite_logits_are_counted(start_server, decoders, tmp_path):
+    """glassbox_generation_stops_total{rule} says which rule ended each generation (max_new_tokens, stop_string,
+    stop_token) and glassbox_generation_nonfinite_logits_total counts generations cut by NaN/Inf logits."""
+    base = os.path.join(decoders, "llama_tiny")
+    probe = start_server([base, "--threads", "1"], timeout=120)
+    completion_ids, greedy = stream_completion_ids(probe, PROMPT, 6)
+    assert len(completion_ids) == 6, (completion_ids, greedy)
+    # A stop string taken from the greedy text itself: the generation ends on it, by that rule.
+    stop = next((c for c in reversed(greedy) if c.strip() and c != "\ufffd"), None)
+    assert stop, greedy
+    before = scrape(probe)
+    r = completion(probe, prompt=PROMPT, max_tokens=6, temperature=0, stop=[stop])
+    assert r.status_code == 200 and r.json()["choices"][0]["finish_reason"] == "stop", r.text
+    rule = lambda text, name: metric(text, "glassbox_generation_stops_total", model="llama_tiny", rule=name)  # noqa: E731
+    assert rule(scrape(probe), "stop_string") == rule(before, "stop_string") + 1
+    probe.stop()
+    # A copy of llama_tiny whose generation_config.json makes the prompt's greedy 2nd token its EOS: a stop token.
+    eos = tmp_path / "llama_tiny"
+    shutil.copytree(base, eos)
+    with open(eos / "generation_config.json") as f:
+        gc = json.load(f)
+    gc["eos_token_id"] = completion_ids[1]
+    with open(eos / "generation_config.json", "w") as f:
+        json.dump(gc, f)
+    s = start_server([str(eos), os.path.join(decoders, "gpt2_tiny_nan"), "--threads", "1"], timeout=120)
+    before = scrape(s)
+    r = completion(s, prompt=PROMPT, max_tokens=1, temperature=0)  # ends by max_new_tokens before the EOS
+    assert r.status_code == 200 and r.json()["choices"][0]["finish_reason"] == "length", r.text
+    r = completion(s, prompt=PROMPT, max_tokens=6, temperature=0)  # the 2nd token is now the EOS
+    assert r.status_code == 200 and r.json()["choices"][0]["finish_reason"] == "stop", r.text
+    text = scrape(s)
+    assert rule(text, "max_new_tokens") == rule(before, "max_new_tokens") + 1, text
+    assert rule(text, "stop_token") == rule(before, "stop_token") + 1, text
+    r = completion(s, model="gpt2_tiny_nan", prompt=PROMPT, max_tokens=4, temperature=0)
+    assert r.status_code >= 400 or r.json()["choices"][0]["finish_reason"] != "length", r.text
+    after = scrape(s)
+    assert metric(after, "glassbox_generation_nonfinite_logits_total", model="gpt2_tiny_nan") == 1, after
+    assert metric(after, "glassbox_generation_stops_total", model="gpt2_tiny_nan") == 0, after

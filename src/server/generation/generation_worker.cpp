@@ -302,6 +302,21 @@ void GenerationWorker::observe_done(const Active& a, const char* finish_reason) 
   }
 }
 
+// Which rule ended a generation: a stop token, a stop string, or max_new_tokens (after the context cap); a
+// generation cut by non-finite logits is counted apart (the model, not a rule, ended it).
+void GenerationWorker::observe_stop(const GenerationResult& r) {
+  if (!metrics_) return;
+  if (r.non_finite_logits) {
+    metrics_->add("glassbox_generation_nonfinite_logits_total", {{"model", options_.model}});
+    return;
+  }
+  const char* rule = r.stop_string ? "stop_string"
+                     : r.stop_token ? "stop_token"
+                     : r.finish_reason == FinishReason::kLength ? "max_new_tokens"
+                                                                 : nullptr;
+  if (rule) metrics_->add("glassbox_generation_stops_total", {{"model", options_.model}, {"rule", rule}});
+}
+
 void GenerationWorker::finish(SequenceId id) {
   auto it = active_.find(id);
   Active a = std::move(it->second);
@@ -312,6 +327,7 @@ void GenerationWorker::finish(SequenceId id) {
   o.queue_s = a.queue_s;
   if (r.ok()) {
     observe_done(a, finish_reason_name(r->finish_reason));
+    observe_stop(*r);
     o.result = std::move(r).value();
   } else {
     observe_done(a, "error");

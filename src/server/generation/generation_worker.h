@@ -103,6 +103,7 @@ class GenerationWorker {
   void reap();
   void publish_gauges();
   void observe_done(const Active& a, const char* finish_reason);
+  void observe_stop(const GenerationResult& r);
 
   GenerationSession session_;
   GenerationWorkerOptions options_;

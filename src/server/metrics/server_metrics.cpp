@@ -61,6 +61,11 @@ void declare_generation_metrics(Metrics& m) {
   m.declare("glassbox_generation_requests_total", T::kCounter,
             "Generation requests ended, by finish_reason: stop, length, error (non-finite logits or engine failure), "
             "client_gone, deadline, draining, server_stopped.");
+  m.declare("glassbox_generation_stops_total", T::kCounter,
+            "Generations ended by a stop rule, by rule: stop_token (one of the policy's stop_token_ids), stop_string "
+            "(one of its stop strings), max_new_tokens (the request's, after the context cap).");
+  m.declare("glassbox_generation_nonfinite_logits_total", T::kCounter,
+            "Generations cut because a logits row held NaN or Inf (finish_reason error), by model.");
   m.declare("glassbox_generation_rejected_total", T::kCounter,
             "Generation requests refused before admission, by reason: too_long (max_context), kv_budget (can never fit), "
             "queue_full, draining, invalid.");
