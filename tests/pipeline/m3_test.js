@@ -238,6 +238,9 @@ async function serveRefusals(base) {
   r = await post(base, '/embed', { inputs: 'a fox', model: 'm3_multi_only' });
   check(r.status === 400 && r.text.includes('no dense head') && r.text.includes('/embed_multi (multi_vector)'),
         `/embed on a heads model without a dense head is refused by name (${r.text.slice(0, 300)})`);
+  r = await post(base, '/embed_all', { inputs: 'a fox', model: 'm3' });  // its rank-3 outputs are heads, not a hidden state
+  check(r.status === 400 && r.text.includes('declares heads') && r.text.includes('multi_vector'),
+        `/embed_all on a heads model is refused, naming its per-token head (${r.text.slice(0, 200)})`);
   r = await post(base, '/embed_multi', { inputs: 'a fox', model: 'm3', query: true });
   check(r.status === 400 && r.json.error.includes('"query": true'), `/embed_multi "query": true on a heads model is refused (${r.text.slice(0, 200)})`);
 }
