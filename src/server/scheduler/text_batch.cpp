@@ -1,5 +1,5 @@
 // Token-budget batching of text work: texts of waiting requests (same model, task and
-// normalize) fill one engine run up to max_batch_tokens real tokens and max_batch_size texts.
+// normalize; heads jobs with heads jobs) fill one engine run up to max_batch_tokens real tokens and max_batch_size texts.
 #include <algorithm>
 #include <chrono>
 #include <functional>
