@@ -681,6 +681,9 @@ Result<std::vector<Embedding>> Pipeline::embed_encoded(const std::vector<Encoded
 
 Result<std::vector<Embedding>> Pipeline::embed_tokens_encoded(const std::vector<EncodedText>& batch, BatchStats* stats) const {
   GB_RETURN_IF_ERROR(check_task(*impl_, PipelineTask::kEmbed));
+  if (impl_->heads)  // its per-token outputs are heads (a sparse weight, projected vectors), not a hidden state
+    return make_error(ErrorCode::kInvalidArgument, "this model declares heads (glassbox.json \"heads\"): it gives no token vectors",
+                      impl_->files.dir, "its per-token head is multi_vector (glassbox embed --heads multi_vector, /embed_multi)");
   GB_ASSIGN_OR_RETURN(auto outs, run_batch(*impl_, batch, stats));
   const NamedTensor* out = pick_output(outs, {"last_hidden_state", "token_embeddings"}, 3);
   if (!out || out->tensor.shape()[0] != static_cast<int64_t>(batch.size()))

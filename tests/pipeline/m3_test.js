@@ -10,8 +10,11 @@
 //   3. loud paths: an undeclared field, an unknown head or field, an output the model lacks or named twice, a
 //      skip token the tokenizer lacks, "heads" beside "sparse", --heads naming an undeclared head, --heads on
 //      a model without heads, --dimensions / --output / --sparse on a heads model.
-//   4. served: POST /embed gives the dense head (cosine >= 0.99999); /embed_sparse and /embed_multi refuse a heads
-//      model by name (serving the other heads is not done yet).
+//   4. served (one `glassbox serve` of m3, m3_raw and two copies declaring fewer heads): POST /embed gives the dense
+//      head, /embed_sparse the sparse head, /embed_multi the multi_vector head (sent together: they may share a
+//      batch), each against the same references and criteria; OIP metadata lists one set of tensors per head and
+//      one infer gives every head from ONE engine run (glassbox_compute_duration_seconds_count + 1); a head the
+//      model does not declare is refused by name (/embed_sparse without a sparse head, /embed without a dense one).
 // Usage: node tests/pipeline/m3_test.js GLASSBOX_BINARY M3_DIR   (M3_DIR: make_m3_model.py --out)
 'use strict';
 const fs = require('fs');
@@ -141,24 +144,136 @@ async function post(base, route, body) {
   return { status: r.status, json, text };
 }
 
-// The server: /embed gives the dense head (from the one run); the routes of the other heads refuse by name (not done yet).
+function sparseOk(got, c) {  // got: {indices, values}
+  const same = JSON.stringify(got.indices) === JSON.stringify(c.sparse.indices);
+  return same ? peer.maxRelDiff(got.values, c.sparse.values) : Infinity;
+}
+
+function multiOk(rows, c) {  // rows: [[...] per kept token]; the lowest cosine, -Infinity when the counts differ
+  if (!Array.isArray(rows) || rows.length !== c.colbert.length) return -Infinity;
+  let worst = 1;
+  for (let k = 0; k < rows.length; ++k) worst = Math.min(worst, cosine(rows[k], c.colbert[k]));
+  return worst;
+}
+
+// Engine runs of `model` so far (the histogram of one engine run per batch, docs/metrics.md).
+async function engineRuns(base, model) {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const m = text.match(new RegExp(`^glassbox_compute_duration_seconds_count\\{[^}]*model="${model}"[^}]*\\} (\\d+)`, 'm'));
+  return m ? Number(m[1]) : NaN;
+}
+
+// /embed_sparse and /embed_multi answer the sparse and multi_vector heads, checked against the references.
+async function serveHeadRoutes(base, name) {
+  const ref = JSON.parse(fs.readFileSync(path.join(DIR, `${name}.reference.json`), 'utf8')).texts;
+  const inputs = ref.map((c) => c.text);
+  // Sent together: the two heads jobs may share one engine run (a batch of heads jobs gives every head).
+  const [sp, mv] = await Promise.all([post(base, '/embed_sparse', { inputs, model: name }), post(base, '/embed_multi', { inputs, model: name })]);
+  let worstSparse = sp.status === 200 && sp.json.length === ref.length ? 0 : Infinity, nnz = 0;
+  for (let i = 0; worstSparse < Infinity && i < ref.length; ++i) {
+    const got = { indices: sp.json[i].map((e) => e.index), values: sp.json[i].map((e) => e.value) };
+    worstSparse = Math.max(worstSparse, sparseOk(got, ref[i]));
+    nnz += got.indices.length;
+  }
+  check(worstSparse <= MAX_REL && nnz > 0, `${name}: POST /embed_sparse gives the sparse head (${nnz} entries), indices exact, ` +
+        `values maxRelDiff ${worstSparse.toExponential(2)} ${sp.status === 200 ? '' : sp.text.slice(0, 200)}`);
+  let worstMulti = mv.status === 200 && mv.json.length === ref.length ? 1 : -Infinity;
+  for (let i = 0; worstMulti > -Infinity && i < ref.length; ++i) worstMulti = Math.min(worstMulti, multiOk(mv.json[i], ref[i]));
+  check(worstMulti >= MIN_COS, `${name}: POST /embed_multi gives the multi_vector head, rows as the reference's, lowest cosine ` +
+        `${worstMulti.toFixed(7)} ${mv.status === 200 ? '' : mv.text.slice(0, 200)}`);
+}
+
+// OIP: the metadata names one set of tensors per head; one infer (one engine run) gives every head.
+async function serveOip(base) {
+  const ref = JSON.parse(fs.readFileSync(path.join(DIR, 'm3.reference.json'), 'utf8')).texts;
+  const meta = await (await fetch(`${base}/v2/models/m3`)).json();
+  const listed = (meta.outputs || []).map((o) => `${o.name}:${o.datatype}:${o.shape.length}`).join(' ');
+  check(listed === 'dense:FP32:2 sparse_indices:INT64:2 sparse_values:FP32:1 multi_vector:FP32:2 multi_vector_rows:INT64:1',
+        `OIP metadata of a heads model: one set of outputs per head (${listed})`);
+  const before = await engineRuns(base, 'm3');
+  const body = { inputs: [{ name: 'text', datatype: 'BYTES', shape: [ref.length], data: ref.map((c) => c.text) }] };
+  const r = await post(base, '/v2/models/m3/infer', body);
+  const after = await engineRuns(base, 'm3');
+  const outs = Object.fromEntries(((r.json && r.json.outputs) || []).map((o) => [o.name, o]));
+  check(r.status === 200 && after - before === 1, `OIP infer of ${ref.length} texts: every head from one engine run (runs ${before} -> ${after}) ${r.status === 200 ? '' : r.text.slice(0, 200)}`);
+  if (r.status !== 200 || !outs.dense || !outs.sparse_indices || !outs.sparse_values || !outs.multi_vector || !outs.multi_vector_rows) {
+    check(false, `OIP infer gives the tensors dense, sparse_indices, sparse_values, multi_vector, multi_vector_rows: ${Object.keys(outs)}`);
+    return;
+  }
+  const dim = outs.dense.shape[1];
+  let dense = outs.dense.shape[0] === ref.length ? 1 : -Infinity;
+  for (let i = 0; dense > -Infinity && i < ref.length; ++i) dense = Math.min(dense, cosine(outs.dense.data.slice(i * dim, (i + 1) * dim), ref[i].dense));
+  check(dense >= MIN_COS, `OIP "dense" [${outs.dense.shape}]: lowest cosine to the reference ${dense.toFixed(7)}`);
+  const pairs = outs.sparse_indices.data, values = outs.sparse_values.data;
+  let sparse = pairs.length === 2 * values.length ? 0 : Infinity;
+  for (let i = 0; sparse < Infinity && i < ref.length; ++i) {
+    const got = { indices: [], values: [] };
+    for (let k = 0; k < values.length; ++k) if (pairs[2 * k] === i) { got.indices.push(pairs[2 * k + 1]); got.values.push(values[k]); }
+    sparse = Math.max(sparse, sparseOk(got, ref[i]));
+  }
+  check(sparse <= MAX_REL, `OIP "sparse_indices" [${outs.sparse_indices.shape}] + "sparse_values": per text indices exact, values maxRelDiff ${sparse.toExponential(2)}`);
+  const counts = outs.multi_vector_rows.data, w = outs.multi_vector.shape[1];
+  let multi = counts.length === ref.length && counts.reduce((a, b) => a + b, 0) === outs.multi_vector.shape[0] ? 1 : -Infinity;
+  for (let i = 0, at = 0; multi > -Infinity && i < ref.length; at += counts[i], ++i) {
+    const rows = [];
+    for (let k = 0; k < counts[i]; ++k) rows.push(outs.multi_vector.data.slice((at + k) * w, (at + k + 1) * w));
+    multi = Math.min(multi, multiOk(rows, ref[i]));
+  }
+  check(multi >= MIN_COS, `OIP "multi_vector" [${outs.multi_vector.shape}] split by "multi_vector_rows": lowest cosine ${multi.toFixed(7)}`);
+  const one = await post(base, '/v2/models/m3/infer', { ...body, outputs: [{ name: 'sparse_values' }] });
+  check(one.status === 200 && one.json.outputs.length === 1 && JSON.stringify(one.json.outputs[0].data) === JSON.stringify(values),
+        `OIP infer asking for "sparse_values" alone gives it, equal to the full answer's ${one.text.slice(0, 120)}`);
+}
+
+// A head the model does not declare is refused by name, with the declared heads and their routes.
+async function serveRefusals(base) {
+  let r = await post(base, '/embed_sparse', { inputs: 'a fox', model: 'm3_no_sparse' });
+  check(r.status === 400 && r.text.includes('no sparse head') && r.text.includes('dense, multi_vector') && r.text.includes('/embed_multi'),
+        `/embed_sparse on a heads model without a sparse head is refused by name (${r.text.slice(0, 300)})`);
+  r = await post(base, '/embed_multi', { inputs: 'a fox', model: 'm3_no_sparse' });
+  check(r.status === 200 && r.json.length === 1 && r.json[0].length > 0, `/embed_multi on m3_no_sparse still answers (${r.text.slice(0, 80)})`);
+  const meta = await (await fetch(`${base}/v2/models/m3_no_sparse`)).json();
+  check((meta.outputs || []).map((o) => o.name).join(',') === 'dense,multi_vector,multi_vector_rows',
+        `OIP metadata of m3_no_sparse lists only the declared heads (${JSON.stringify(meta.outputs)})`);
+  r = await post(base, '/embed', { inputs: 'a fox', model: 'm3_multi_only' });
+  check(r.status === 400 && r.text.includes('no dense head') && r.text.includes('/embed_multi (multi_vector)'),
+        `/embed on a heads model without a dense head is refused by name (${r.text.slice(0, 300)})`);
+  r = await post(base, '/embed_all', { inputs: 'a fox', model: 'm3' });  // its rank-3 outputs are heads, not a hidden state
+  check(r.status === 400 && r.text.includes('declares heads') && r.text.includes('multi_vector'),
+        `/embed_all on a heads model is refused, naming its per-token head (${r.text.slice(0, 200)})`);
+  r = await post(base, '/embed_multi', { inputs: 'a fox', model: 'm3', query: true });
+  check(r.status === 400 && r.json.error.includes('"query": true'), `/embed_multi "query": true on a heads model is refused (${r.text.slice(0, 200)})`);
+}
+
+// The server gives every declared head: /embed the dense one, /embed_sparse the sparse one, /embed_multi the
+// multi_vector one, OIP infer all of them; each from the scheduler's one engine run per batch.
 async function serveChecks() {
   const ref = JSON.parse(fs.readFileSync(path.join(DIR, 'm3.reference.json'), 'utf8')).texts;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'glassbox_m3_serve_'));
+  const variant = (name, fn) => {
+    const d = path.join(tmp, name);
+    fs.cpSync(path.join(DIR, 'm3'), d, { recursive: true });
+    editJson(path.join(d, 'glassbox.json'), fn);
+    return d;
+  };
+  const dirs = [path.join(DIR, 'm3'), path.join(DIR, 'm3_raw'), variant('m3_no_sparse', (j) => { delete j.heads.sparse; }),
+    variant('m3_multi_only', (j) => { delete j.heads.sparse; delete j.heads.dense; })];
   let server;
   try {
-    server = await peer.startServer(GLASSBOX, [path.join(DIR, 'm3')], { timeoutMs: 120000 });
-    let r = await post(server.base, '/embed', { inputs: ref.map((c) => c.text) });
+    server = await peer.startServer(GLASSBOX, dirs, { timeoutMs: 120000 });
+    const r = await post(server.base, '/embed', { inputs: ref.map((c) => c.text), model: 'm3' });
     let worst = r.status === 200 && r.json.length === ref.length ? 1 : -Infinity;
     for (let i = 0; worst > -Infinity && i < ref.length; ++i) worst = Math.min(worst, cosine(r.json[i], ref[i].dense));
     check(worst >= MIN_COS, `POST /embed on a heads model: the dense head, lowest cosine ${worst.toFixed(7)} ${r.status === 200 ? '' : r.text.slice(0, 200)}`);
-    r = await post(server.base, '/embed_sparse', { inputs: 'a fox' });
-    check(r.status === 400 && r.text.includes('several heads'), `/embed_sparse refuses a heads model by name (${r.text.slice(0, 200)})`);
-    r = await post(server.base, '/embed_multi', { inputs: 'a fox' });
-    check(r.status === 400 && r.text.includes('several heads'), `/embed_multi refuses a heads model by name (${r.text.slice(0, 200)})`);
+    await serveHeadRoutes(server.base, 'm3');
+    await serveHeadRoutes(server.base, 'm3_raw');
+    await serveOip(server.base);
+    await serveRefusals(server.base);
   } catch (e) {
     check(false, `serve m3: ${e.message.slice(0, 400)}`);
   } finally {
     if (server) await peer.stopServer(server);
+    fs.rmSync(tmp, { recursive: true, force: true });
   }
 }
 

@@ -12,6 +12,7 @@
 #include "glassbox/generation_memory.h"
 #include "glassbox/memory_budget.h"
 #include "server/codec/oip_codec.h"
+#include "server/repository/head_outputs.h"
 #include "server/repository/image_memory.h"
 #include "server/repository/model_memory.h"
 #include "server/repository/warmup.h"
@@ -87,6 +88,8 @@ void describe_text_model(LoadedModel& m) {
   if (m.is_classifier()) {
     const int64_t c = static_cast<int64_t>(m.pipeline->decisions().labels.size());
     m.outputs = {{"logits", "FP32", {-1, c}}, {"label", "BYTES", {-1}}, {"score", "FP32", {-1}}};
+  } else if (const EmbeddingHeads* heads = embedding_heads(*m.pipeline)) {  // one set of tensors per declared head
+    m.outputs = head_output_specs(*m.pipeline, *heads);
   } else if (m.is_sparse()) {  // COO: row i of indices is (text, vocabulary id) of values[i]
     m.outputs = {{"indices", "INT64", {-1, 2}}, {"values", "FP32", {-1}}};
   } else {

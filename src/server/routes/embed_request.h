@@ -14,6 +14,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "glassbox/pipeline.h"
@@ -42,5 +44,13 @@ void add_dropped_headers(HttpResponse& r, const std::vector<int64_t>& dropped_pe
 // from; dimensions out of range -> 400 on "dimensions".
 struct LoadedModel;
 HttpResponse embed_error_response(const Error& e, const LoadedModel& m, const char* input_field);
+
+// A model with glassbox.json "heads" (include/glassbox/embedding_heads.h; heads_request.cpp): nullopt when it
+// declares `head` ("dense", "sparse", "multi_vector") or declares no heads at all (the route's own checks
+// apply); else a 400 on "model" naming the heads it declares and the route that serves each.
+std::optional<Refusal> refuse_undeclared_head(const LoadedModel& m, const std::string& head);
+// A heads job's answer read as any embed answer: every text's `head` moved into r.embeddings, in order.
+struct TextResults;
+Status take_head(TextResults& r, const std::string& head);
 
 }  // namespace glassbox::server

@@ -1,5 +1,6 @@
 // Open Inference Protocol (KServe v2) REST: server and model metadata, health, readiness,
-// infer (tensor models, text models through a BYTES input named "text", image and OCR models through
+// infer (tensor models, text models through a BYTES input named "text" (a model with declared heads answers
+// one set of output tensors per head, head_outputs.h), image and OCR models through
 // a BYTES input named "image", generation models through "text_input" -> "text_output"), explain.
 #include <algorithm>
 
@@ -8,6 +9,7 @@
 #include "glassbox/version.h"
 #include "server/codec/image_body.h"
 #include "server/codec/oip_codec.h"
+#include "server/repository/head_outputs.h"
 #include "server/routes/image_routes.h"
 #include "server/routes/oip_generate.h"
 #include "server/routes/oip_infer.h"
@@ -150,6 +152,7 @@ void add_classification_outputs(const Classes& classes, int64_t c, std::vector<O
 }
 
 std::vector<OipTensor> text_outputs(const LoadedModel& m, const TextResults& r, int64_t& dropped) {
+  if (const EmbeddingHeads* heads = embedding_heads(*m.pipeline)) return head_output_tensors(*heads, r.heads, dropped);
   std::vector<OipTensor> outs;
   const int64_t n = static_cast<int64_t>(std::max(r.classes.size(), r.embeddings.size()));
   dropped = 0;
@@ -199,20 +202,21 @@ void infer_text(ServerContext& ctx, std::shared_ptr<const LoadedModel> m, InferR
     return respond(refuse(RefusalCode::kInvalidRequest,
                           "model '" + m->name + "' gives one vector per token (a multi-vector ColBERT model): use POST /embed_multi",
                           "model"));
-  if (embedding_heads(*m->pipeline))  // every head as its own output tensor is not done yet (docs/retrieval.md)
-    return respond(refuse(RefusalCode::kInvalidRequest,
-                          "model '" + m->name + "' declares several heads (glassbox.json \"heads\"): OIP infer does not give "
-                          "them yet; its dense head: POST /embed",
-                          "model"));
   auto inputs = text_inputs(req, ctx.options);
   if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));
   if (Status st = check_outputs_exist(*m, req); !st.ok()) return respond(error_response(st.error(), nullptr));
   std::optional<bool> normalize;
   if (auto it = req.parameters.find("normalize"); it != req.parameters.end() && it->is_boolean()) normalize = it->get<bool>();
+  const EmbeddingHeads* heads = embedding_heads(*m->pipeline);
+  if (heads && normalize)
+    return respond(refuse(RefusalCode::kInvalidRequest,
+                          "model '" + m->name + "' gives its heads as glassbox.json \"heads\" declares them: parameters.normalize "
+                          "applies to a one-vector embedder", "parameters"));
   TextJob job;
   job.task = m->pipeline->decisions().task;
   job.inputs = std::move(inputs).value();
   job.normalize = normalize;
+  if (heads) job.heads = head_names(*heads);  // every declared head, each its own output tensors (head_outputs.h)
   auto shared_req = std::make_shared<InferRequest>(std::move(req));
   job.done = [respond, done = std::move(done), m, shared_req](Result<TextResults> r) {
     if (!r.ok()) return respond(text_error(r.error(), *m, "parameters.truncate: true"));

@@ -49,6 +49,7 @@ void openai_embeddings(ServerContext& ctx, HttpRequest&& req, const PathParams&,
   if (look.model->pipeline->decisions().multi_vector)
     return respond(refuse(C::kInvalidRequest, "model '" + **model_name + "' gives one vector per token (ColBERT): use POST /embed_multi",
                           "model"));
+  if (auto no = refuse_undeclared_head(*look.model, "dense")) return respond(refuse(std::move(*no)));
   if (!body->contains("input")) return respond(refuse(C::kInvalidRequest, "\"input\" is required", "input"));
   auto inputs = parse_texts((*body)["input"], "input", ctx.options);
   if (!inputs.ok()) return respond(error_response(inputs.error(), nullptr));

@@ -1,6 +1,7 @@
 // Dense-retrieval routes beside TEI's /embed: POST /similarity (one source sentence against a list,
 // scored with the model's declared similarity_fn_name), POST /embed_all (token-level vectors) and
-// POST /embed_multi (a multi-vector model's unit vectors per kept token, queries or documents),
+// POST /embed_multi (a multi-vector model's unit vectors per kept token, queries or documents; or the
+// multi_vector head of a model with declared heads),
 // plus the request fields the embedding and rerank routes share (embed_request.h).
 #include <cmath>
 
@@ -115,6 +116,7 @@ void similarity(ServerContext& ctx, const HttpRequest& req, const Responder& res
   if (!body.ok()) return respond(error_response(body.error(), nullptr));
   ModelLookup look = pick_embedder(ctx, *body);
   if (!look.model) return respond(lookup_refusal(look));
+  if (auto no = refuse_undeclared_head(*look.model, "dense")) return respond(refuse(std::move(*no)));
   const json* in = body->contains("inputs") ? &(*body)["inputs"] : nullptr;
   if (!in || !in->is_object() || !in->contains("source_sentence") || !(*in)["source_sentence"].is_string() ||
       !in->contains("sentences") || !(*in)["sentences"].is_array() || (*in)["sentences"].empty())
@@ -154,10 +156,13 @@ void similarity(ServerContext& ctx, const HttpRequest& req, const Responder& res
 
 // The answer of /embed_all and /embed_multi: per text, its flat vector cut into rows_of(e) equal rows
 // (token vectors, or a multi-vector model's per-token vectors), and the dropped-token headers.
+// `head`: the head of a heads job's answer to read (empty: a plain embed job).
 template <class RowsOf>
 std::function<void(Result<TextResults>)> rows_answer(Responder respond, std::shared_ptr<const LoadedModel> m,
-                                                      RowsOf rows_of) {
-  return [respond, m, rows_of](Result<TextResults> r) {
+                                                      RowsOf rows_of, std::string head = {}) {
+  return [respond, m, rows_of, head](Result<TextResults> r) {
+    if (r.ok() && !head.empty())
+      if (Status st = take_head(*r, head); !st.ok()) r = std::move(st).take_error();
     if (!r.ok()) return respond(embed_error_response(r.error(), *m, "inputs"));
     json out = json::array();
     for (const auto& e : r->embeddings) {
@@ -206,13 +211,9 @@ void embed_multi(ServerContext& ctx, const HttpRequest& req, const Responder& re
   if (!body.ok()) return respond(error_response(body.error(), nullptr));
   ModelLookup look = pick_embedder(ctx, *body);
   if (!look.model) return respond(lookup_refusal(look));
-  if (embedding_heads(*look.model->pipeline))
-    return respond(refuse(RefusalCode::kInvalidRequest,
-                          "model '" + look.model->name + "' declares several heads (glassbox.json \"heads\"): the server gives "
-                          "only its dense head (/embed) so far; its multi-vector head: glassbox embed DIR --heads multi_vector, "
-                          "or Python pipeline('feature-extraction')",
-                          "model"));
-  if (!look.model->pipeline->decisions().multi_vector)
+  const bool heads = embedding_heads(*look.model->pipeline) != nullptr;  // the multi_vector head of a heads model
+  if (auto no = refuse_undeclared_head(*look.model, "multi_vector")) return respond(refuse(std::move(*no)));
+  if (!heads && !look.model->pipeline->decisions().multi_vector)
     return respond(refuse(RefusalCode::kInvalidRequest,
                           "model '" + look.model->name + "' gives one vector per text (no multi-vector head: modules.json "
                           "pylate.models.Dense.Dense or glassbox.json \"multi_vector\"): use /embed",
@@ -225,13 +226,18 @@ void embed_multi(ServerContext& ctx, const HttpRequest& req, const Responder& re
                           body->contains("dimensions") ? "dimensions" : "normalize"));
   auto query = optional_bool(*body, "query");
   if (!query.ok()) return respond(error_response(query.error(), nullptr));
+  if (heads && query->value_or(false))
+    return respond(refuse(RefusalCode::kInvalidRequest,
+                          "model '" + look.model->name + "' encodes queries and documents alike (a declared multi_vector head, "
+                          "BGE-M3's colbert vectors): \"query\": true applies to a ColBERT (PyLate) model", "query"));
   TextJob job;
   job.task = PipelineTask::kEmbed;
   Status st = read_embed_fields(*body, false, *inputs, job);
   if (!st.ok()) return respond(error_response(st.error(), nullptr));
   for (auto& in : *inputs) in.query = query->value_or(false);
   job.inputs = std::move(inputs).value();
-  job.done = rows_answer(respond, look.model, [](const Embedding& e) { return e.vectors; });
+  if (heads) job.heads = {"multi_vector"};  // one run gives every head; this answer reads one
+  job.done = rows_answer(respond, look.model, [](const Embedding& e) { return e.vectors; }, heads ? "multi_vector" : "");
   WorkItem item = make_work(ctx, look.model, std::move(job), req);
   submit_work(ctx, std::move(item), respond);
 }

@@ -20,7 +20,7 @@ const std::vector<Route> kRoutes = {
     {"GET", "/v2/models/{m}/versions/{v}", P::kOip, oip_model_metadata, "metadata of one version"},
     {"GET", "/v2/models/{m}/ready", P::kOip, oip_model_ready, "model readiness: 200 / 503; 404 unknown"},
     {"GET", "/v2/models/{m}/versions/{v}/ready", P::kOip, oip_model_ready, "readiness of one version"},
-    {"POST", "/v2/models/{m}/infer", P::kOip, oip_model_infer, "inference, JSON or binary tensors; text models take BYTES \"text\""},
+    {"POST", "/v2/models/{m}/infer", P::kOip, oip_model_infer, "inference, JSON or binary tensors; text models take BYTES \"text\" (a heads model: tensors per head)"},
     {"POST", "/v2/models/{m}/versions/{v}/infer", P::kOip, oip_model_infer, "inference on one version"},
     {"GET", "/v2/models/{m}/explain", P::kOip, oip_model_explain, "the model's declared decisions and engine options + the server's options"},
     {"GET", "/v2/models/{m}/versions/{v}/explain", P::kOip, oip_model_explain, "explain of one version"},
@@ -41,10 +41,10 @@ const std::vector<Route> kRoutes = {
     {"POST", "/generate_stream", P::kTei, tgi_generate_stream, "TGI generate, streamed as SSE"},
     {"POST", "/rerank", P::kTei, tei_rerank, "TEI rerank: a cross-encoder scores (query, text) pairs"},
     {"POST", "/v1/rerank", P::kOpenai, cohere_rerank, "rerank in Cohere's and Jina's shape"},
-    {"POST", "/embed_sparse", P::kTei, tei_embed_sparse, "TEI sparse embeddings (SPLADE models): [{index, value}] per text"},
+    {"POST", "/embed_sparse", P::kTei, tei_embed_sparse, "TEI sparse embeddings (SPLADE models, a heads model's sparse head): [{index, value}] per text"},
     {"POST", "/similarity", P::kTei, tei_similarity, "TEI similarity: a source sentence against sentences, the model's declared similarity_fn_name"},
     {"POST", "/embed_all", P::kTei, tei_embed_all, "TEI token-level vectors (the model's last hidden state per token)"},
-    {"POST", "/embed_multi", P::kTei, tei_embed_multi, "multi-vector embeddings (ColBERT models): per text, one unit vector per kept token"},
+    {"POST", "/embed_multi", P::kTei, tei_embed_multi, "multi-vector embeddings (ColBERT models, a heads model's multi_vector head): per text, one vector per kept token"},
     {"GET", "/metrics", P::kMetrics, metrics_scrape, "Prometheus metrics (text format 0.0.4)"},
 };
 

@@ -1,9 +1,11 @@
-// TEI's POST /embed_sparse on a sparse (SPLADE) embedding model: {inputs, truncate?,
+// TEI's POST /embed_sparse on a sparse (SPLADE) embedding model, or the sparse head of a model with declared
+// heads (glassbox.json "heads", BGE-M3's lexical weights): {inputs, truncate?,
 // truncation_direction?, prompt_name?, model?} -> one list of {index, value} per input (the
 // nonzero vocabulary entries, indices ascending; docs/retrieval.md "Sparse embeddings").
 #include "glassbox/embedding_heads.h"
 #include "glassbox/pipeline.h"
 #include "server/codec/json_body.h"
+#include "server/routes/embed_request.h"
 #include "server/routes/router.h"
 
 namespace glassbox::server {
@@ -21,10 +23,10 @@ ModelLookup pick_sparse_model(ServerContext& ctx, const std::optional<std::strin
     l = ctx.repository.default_text_model(PipelineTask::kEmbed);
   }
   if (!l.model) return l;
-  if (l.model->is_embedder() && embedding_heads(*l.model->pipeline))
-    return {nullptr, 400,
-            "model '" + l.model->name + "' declares several heads (glassbox.json \"heads\"): the server gives only its dense head "
-            "(/embed) so far; its sparse head: glassbox embed DIR --heads sparse, or Python pipeline('feature-extraction')"};
+  if (l.model->is_embedder() && embedding_heads(*l.model->pipeline)) {  // the sparse head of a heads model
+    if (auto no = refuse_undeclared_head(*l.model, "sparse")) return {nullptr, 400, no->message};
+    return l;
+  }
   if (!l.model->is_sparse())
     return {nullptr, 400,
             "model '" + l.model->name + "' does not give sparse vectors (no SpladePooling module, no \"sparse\" in glassbox.json)" +
@@ -66,7 +68,10 @@ GB_ROUTE_HANDLER(tei_embed_sparse) {
   TextJob job;
   job.task = PipelineTask::kEmbed;
   job.inputs = std::move(inputs).value();
+  if (embedding_heads(*m->pipeline)) job.heads = {"sparse"};  // one run gives every head; this answer reads one
   job.done = [respond, m](Result<TextResults> r) {
+    if (r.ok() && !r->heads.empty())
+      if (Status st = take_head(*r, "sparse"); !st.ok()) r = std::move(st).take_error();
     if (!r.ok()) {
       Error e = r.error();
       if (e.code == ErrorCode::kLimitExceeded)

@@ -73,6 +73,8 @@ void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& resp
                           "model '" + look.model->name + (look.model->is_sparse() ? "' gives sparse vectors: use /embed_sparse"
                                                           : "' gives one vector per token (ColBERT): use /embed_multi"),
                           "model"));
+  if (task == PipelineTask::kEmbed)
+    if (auto no = refuse_undeclared_head(*look.model, "dense")) return respond(refuse(std::move(*no)));
   if (!body->contains("inputs")) return respond(refuse(RefusalCode::kInvalidRequest, "body has no \"inputs\"", "inputs"));
   auto inputs = task == PipelineTask::kEmbed ? parse_texts((*body)["inputs"], "inputs", ctx.options)
                                              : predict_inputs((*body)["inputs"], ctx.options);

@@ -24,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "glassbox/embedding_heads.h"
 #include "glassbox/pipeline.h"
 #include "server/http/http_types.h"
 #include "server/metrics/metrics.h"
@@ -39,6 +40,7 @@ struct TextResults {
   // Set when an input was split into windows (PipelineInput::split_windows): the input each result
   // belongs to (ascending; max_over_windows folds them). Empty: one result per input, in order.
   std::vector<size_t> source;
+  std::vector<HeadEmbeddings> heads;  // a heads job: per text, the heads it asked for (the others nullopt)
 };
 
 struct TextJob {
@@ -47,6 +49,10 @@ struct TextJob {
   std::optional<bool> normalize;  // embed: overrides the declared decision
   std::optional<int64_t> dimensions;  // embed: Matryoshka, keep the first N values (then normalize)
   bool token_vectors = false;     // embed: token-level vectors (Pipeline::embed_tokens_encoded), no pooling
+  // embed on a model with glassbox.json "heads": these of its declared heads ("dense", "sparse", "multi_vector"),
+  // in TextResults::heads. One engine run per batch reads every declared head (embed_heads_encoded), so heads
+  // jobs of one model batch together whatever heads each asks for.
+  std::vector<std::string> heads;
   std::function<void(Result<TextResults>)> done;
 };
 

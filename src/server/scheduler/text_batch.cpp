@@ -1,5 +1,6 @@
 // Token-budget batching of text work: texts of waiting requests (same model, task and
-// normalize) fill one engine run up to max_batch_tokens real tokens and max_batch_size texts.
+// normalize; heads jobs with heads jobs) fill one engine run up to max_batch_tokens real tokens and max_batch_size texts.
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -16,7 +17,7 @@ bool same_text_batch(const WorkItem& a, const WorkItem& b) {
   const auto* ta = std::get_if<TextJob>(&a.job);
   const auto* tb = std::get_if<TextJob>(&b.job);
   return ta && tb && a.model == b.model && ta->task == tb->task && ta->normalize == tb->normalize &&
-         ta->dimensions == tb->dimensions && ta->token_vectors == tb->token_vectors;
+         ta->dimensions == tb->dimensions && ta->token_vectors == tb->token_vectors && ta->heads.empty() == tb->heads.empty();
 }
 
 void finish(Scheduler::Pending& p, Result<TextResults> r) {
@@ -53,8 +54,12 @@ void encode_texts(Scheduler::Pending& p, Metrics* metrics) {
     }
   }
   if (!windows) p.results.source.clear();
+  if (windows && !job.heads.empty())  // the routes of heads refuse "split"; a window's heads have no declared fold
+    return finish(p, make_error(ErrorCode::kInvalidArgument, "split into windows", "inputs",
+                                "a heads model declares no way to join the heads of windows: truncate or shorten the text"));
   p.remaining = p.texts.size();
   if (job.task == PipelineTask::kClassify) p.results.classes.resize(p.texts.size());
+  else if (!job.heads.empty()) p.results.heads.resize(p.texts.size());
   else p.results.embeddings.resize(p.texts.size());
 }
 
@@ -75,6 +80,8 @@ Result<TextResults> run_engine(const LoadedModel& m, const TextJob& job, const s
   if (job.task == PipelineTask::kClassify) {
     const int all = static_cast<int>(m.pipeline->decisions().labels.size());
     GB_ASSIGN_OR_RETURN(r.classes, m.pipeline->classify_encoded(batch, all, stats));
+  } else if (!job.heads.empty()) {
+    GB_ASSIGN_OR_RETURN(r.heads, embed_heads_encoded(*m.pipeline, batch, stats));
   } else if (job.token_vectors) {
     GB_ASSIGN_OR_RETURN(r.embeddings, m.pipeline->embed_tokens_encoded(batch, stats));
   } else {
@@ -135,6 +142,18 @@ TextBatch fill_text_batch(const std::vector<std::shared_ptr<Scheduler::Pending>>
   return b;
 }
 
+// A text's heads from the batch's run, with only those its request asked for.
+HeadEmbeddings asked_heads(const HeadEmbeddings& all, const std::vector<std::string>& asked) {
+  auto wanted = [&](const char* name) { return std::find(asked.begin(), asked.end(), name) != asked.end(); };
+  HeadEmbeddings h;
+  h.tokens = all.tokens;
+  h.tokens_dropped = all.tokens_dropped;
+  if (wanted("dense")) h.dense = all.dense;
+  if (wanted("sparse")) h.sparse = all.sparse;
+  if (wanted("multi_vector")) h.multi_vector = all.multi_vector;
+  return h;
+}
+
 // Gives each text's result (or error) to the request it belongs to; a request is answered when its last
 // text is. Returns how many requests the batch served.
 size_t distribute_results(TextBatch& b, const TextJob& first, const Result<TextResults>& r,
@@ -153,7 +172,9 @@ size_t distribute_results(TextBatch& b, const TextJob& first, const Result<TextR
       continue;
     }
     const size_t at = per_text.empty() ? i : 0;
+    const auto& asked = std::get<TextJob>(owner.item.job).heads;
     if (first.task == PipelineTask::kClassify) owner.results.classes[b.slots[i].index] = mine->classes[at];
+    else if (!asked.empty()) owner.results.heads[b.slots[i].index] = asked_heads(mine->heads[at], asked);
     else owner.results.embeddings[b.slots[i].index] = mine->embeddings[at];
     if (--owner.remaining == 0) finish(owner, std::move(owner.results));
   }
