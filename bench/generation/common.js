@@ -29,7 +29,7 @@ async function makePrompts(tokenizer, n, count) {
       ids = e.getIds();
     }
     if (ids.length === n) out.push({ text, ids: Array.from(ids) });
-    start += 997;  // another place in the corpus for the next row
+    start += n + 1;  // the next row starts past this one's words (n tokens take at most n words): distinct rows
     if (start > words.length) throw new Error(`cannot cut ${count} prompts of ${n} tokens from the corpus`);
   }
   return out;

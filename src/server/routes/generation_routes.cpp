@@ -263,7 +263,7 @@ void openai_stream_done(const OpenAiCall& c, GenerationOutcome o) {
   if (!o.result || o.result->finish_reason == FinishReason::kError) {
     const std::string msg = o.result ? "generation stopped: " + o.result->error : o.cut.message;
     const int status = o.result ? 500 : o.cut.status;
-    const std::string code = o.result ? "nonfinite_logits" : o.cut.code;
+    const std::string code = o.result ? generation_error_code(*o.result) : o.cut.code;
     s.write(sse(ojson{{"error", {{"message", msg + " (after " + std::to_string(o.tokens) + " tokens)"},
                                  {"type", status >= 500 ? "server_error" : "invalid_request_error"}, {"param", nullptr}, {"code", code}}}}));
     return s.end();  // no [DONE]: the error event is the end, never a normal-looking stop
@@ -283,7 +283,7 @@ void openai_stream_done(const OpenAiCall& c, GenerationOutcome o) {
 HttpResponse openai_body(const OpenAiCall& c, const GenerationOutcome& o) {
   if (!o.result) return openai_error(o.cut.status, o.cut.message, o.cut.param, o.cut.code);
   const GenerationResult& r = *o.result;
-  if (r.finish_reason == FinishReason::kError) return openai_error(500, "generation stopped: " + r.error, {}, "nonfinite_logits");
+  if (r.finish_reason == FinishReason::kError) return openai_error(500, "generation stopped: " + r.error, {}, generation_error_code(r));
   ojson choice = c.chat ? ojson{{"index", 0}, {"message", {{"role", "assistant"}, {"content", r.text}}}, {"logprobs", nullptr},
                                 {"finish_reason", openai_finish(r.finish_reason)}}
                         : ojson{{"text", r.text}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", openai_finish(r.finish_reason)}};
@@ -428,7 +428,7 @@ void bind_tgi_callbacks(GenerationJob& job, std::shared_ptr<ResponseStream> stre
     job.client_gone = [cancelled] { return cancelled->load(); };
     job.on_done = [respond, decoder, details](GenerationOutcome o) {
       if (!o.result) return respond(tgi_err(o.cut.status, o.cut.message, o.cut.code));
-      if (o.result->finish_reason == FinishReason::kError) return respond(tgi_err(500, "generation stopped: " + o.result->error, "nonfinite_logits"));
+      if (o.result->finish_reason == FinishReason::kError) return respond(tgi_err(500, "generation stopped: " + o.result->error, generation_error_code(*o.result)));
       ojson out{{"generated_text", o.result->text}};
       ojson d = tgi_details(*o.result, o, decoder);
       if (details) out["details"] = d;
@@ -452,7 +452,7 @@ void bind_tgi_callbacks(GenerationJob& job, std::shared_ptr<ResponseStream> stre
     if (stream->client_gone()) return stream->abort();
     if (!o.result || o.result->finish_reason == FinishReason::kError) {
       stream->write(sse(ojson{{"error", o.result ? "generation stopped: " + o.result->error : o.cut.message},
-                              {"error_type", o.result ? "nonfinite_logits" : o.cut.code}}));
+                              {"error_type", o.result ? generation_error_code(*o.result) : o.cut.code}}));
       return stream->end();
     }
     const GenerationResult& r = *o.result;
@@ -523,6 +523,10 @@ HttpResponse generation_refusal_response(const GenerationRefusal& r) {
     res.headers.emplace_back("Retry-After", std::to_string(r.retry_after_s));
   }
   return res;
+}
+
+const char* generation_error_code(const GenerationResult& r) {
+  return r.non_finite_logits ? "nonfinite_logits" : "generation_error";
 }
 
 std::string policy_header(const GenerationPolicy& p) {

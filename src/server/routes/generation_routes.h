@@ -17,6 +17,9 @@ namespace glassbox::server {
 // The worker's refusal (queue full, KV budget, too long, draining) as a refusal with the status
 // the generation rule chose and its code as the detail; the route table renders it per protocol.
 HttpResponse generation_refusal_response(const GenerationRefusal& r);
+// The error code of a generation that ended in error: "nonfinite_logits" when a logits row held NaN or Inf,
+// "generation_error" otherwise (e.g. a chosen id outside the tokenizer's vocabulary).
+const char* generation_error_code(const GenerationResult& r);
 // X-Glassbox-Policy: {"field": [value, "source"], ...} on one line, ASCII only.
 std::string policy_header(const GenerationPolicy& p);
 

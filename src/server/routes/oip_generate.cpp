@@ -122,7 +122,7 @@ struct Gather {
     if (!o.result) {
       if (!failed) failed = std::move(o.cut);
     } else if (o.result->finish_reason == FinishReason::kError) {
-      if (!failed) failed = GenerationRefusal{500, "nonfinite_logits", {}, "generation stopped: " + o.result->error, 0};
+      if (!failed) failed = GenerationRefusal{500, generation_error_code(*o.result), {}, "generation stopped: " + o.result->error, 0};
     } else {
       texts[i] = o.result->text;
       policies[i] = policy_header(o.result->policy);
