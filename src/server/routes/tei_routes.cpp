@@ -2,6 +2,8 @@
 // /info, /health. With several models, the body field "model" picks one; otherwise the one
 // text model of the route's kind serves.
 #include <algorithm>
+#include <functional>
+#include <memory>
 
 #include "glassbox/version.h"
 #include "server/codec/json_body.h"
@@ -58,6 +60,22 @@ Result<bool> read_truncate(const json& body) {
   return t.value_or(false);
 }
 
+// /embed's answer: one vector per input, the tokens each lost to truncation in the headers.
+std::function<void(Result<TextResults>)> embed_answer(const Responder& respond, std::shared_ptr<const LoadedModel> m) {
+  return [respond, m](Result<TextResults> r) {
+    if (!r.ok()) return respond(embed_error_response(r.error(), *m, "inputs"));
+    json out = json::array();
+    std::vector<int64_t> dropped;
+    for (const auto& e : r->embeddings) {
+      out.push_back(e.vector);
+      dropped.push_back(e.tokens_dropped);
+    }
+    HttpResponse res = json_response(200, out);
+    add_dropped_headers(res, dropped);
+    respond(std::move(res));
+  };
+}
+
 void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& respond, PipelineTask task) {
   auto body = parse_json_body(req.body, ctx.options.max_json_depth);
   if (!body.ok()) return respond(error_response(body.error(), nullptr));
@@ -93,18 +111,7 @@ void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& resp
   const bool single = (*body)["inputs"].is_string();
   auto m = look.model;
   if (task == PipelineTask::kEmbed) {
-    job.done = [respond, m](Result<TextResults> r) {
-      if (!r.ok()) return respond(embed_error_response(r.error(), *m, "inputs"));
-      json out = json::array();
-      std::vector<int64_t> dropped;
-      for (const auto& e : r->embeddings) {
-        out.push_back(e.vector);
-        dropped.push_back(e.tokens_dropped);
-      }
-      HttpResponse res = json_response(200, out);
-      add_dropped_headers(res, dropped);
-      respond(std::move(res));
-    };
+    job.done = embed_answer(respond, m);
   } else {
     auto top_k = optional_int(*body, "top_k");
     auto raw = optional_bool(*body, "raw_scores");
