@@ -108,18 +108,21 @@ async function main() {
   for (const name of o.servers) {
     const server = name === 'glassbox' ? await startGlassbox(o) : await startPeer(name, o);
     server.name = name;
-    server.model = name === 'glassbox' ? (await (await fetch(`${server.base}/v1/models`)).json()).data[0].id : 'peer';
-    const warm = await streamed(server, prompts[0].ids, o.maxTokens);
-    if (!reference) reference = warm.ids;
-    const same = JSON.stringify(warm.ids) === JSON.stringify(reference);
-    console.log(JSON.stringify({ server: name, warmup_tokens: warm.tokens, same_tokens_as_first_server: same }));
-    for (const c of o.streams) {
-      const row = await runCase(server, prompts, o, c);
-      row.same_tokens = same;
-      console.log(JSON.stringify(row));
-      rows.push(row);
+    try {  // a case that throws still stops the server it started
+      server.model = name === 'glassbox' ? (await (await fetch(`${server.base}/v1/models`)).json()).data[0].id : 'peer';
+      const warm = await streamed(server, prompts[0].ids, o.maxTokens);
+      if (!reference) reference = warm.ids;
+      const same = JSON.stringify(warm.ids) === JSON.stringify(reference);
+      console.log(JSON.stringify({ server: name, warmup_tokens: warm.tokens, same_tokens_as_first_server: same }));
+      for (const c of o.streams) {
+        const row = await runCase(server, prompts, o, c);
+        row.same_tokens = same;
+        console.log(JSON.stringify(row));
+        rows.push(row);
+      }
+    } finally {
+      rss[name] = await stopProcess(server);
     }
-    rss[name] = await stopProcess(server);
   }
   console.log('\n| streams | server | aggregate tok/s | TTFT p50 / p99 ms | TPOT p50 / p99 ms | peak RSS MB | glassbox tok/s ratio | glassbox TPOT p99 ratio | glassbox TTFT p50 ratio |');
   console.log('|---|---|---|---|---|---|---|---|---|');
