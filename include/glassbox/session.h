@@ -250,6 +250,11 @@ class Session {
   // (never with max_memory 0). `reserved` >= 0 replaces SessionOptions::max_memory_reserved in this check (a
   // caller that measured more after load). The figures are kept for memory_report().
   Result<MemoryReport> check_memory(const std::vector<NamedTensor>& inputs, int64_t reserved = -1) const;
+  // Under max_memory: what is taken outside the session is now `reserved` bytes (measured after load: the load's
+  // own growth, a pipeline's other sessions): from now on each run's tensors are limited to the budget less it
+  // and the weights (never raised). kLimitExceeded naming the numbers when nothing is left; ok without a budget.
+  // A load-time step: call it before the session runs from other threads.
+  Status set_reserved(int64_t reserved) const;
 
   // Runs the model. Inputs are matched by name; every model input must be given,
   // with the declared dtype, rank and fixed dims. Outputs come back in model

@@ -145,6 +145,11 @@ Result<BudgetedPipeline> load_with_budget(const std::string& dir, const Pipeline
   // load-time probe run, allocator caches): the resident set's high-water growth across the load, measured.
   const int64_t weights = out.pipeline.session().memory_report().weights;
   const int64_t load = std::max<int64_t>(0, process_peak_rss_bytes() - before_load - weights);
+  // Runs get the budget less the process, what the load left resident, the tokenizer and the weights.
+  if (budget > 0) {
+    Status reserved = out.pipeline.session().set_reserved(baseline + load + tokenizer);
+    if (!reserved.ok()) return with_reserved_parts(std::move(reserved).take_error(), baseline + load, tokenizer);
+  }
   const int64_t batch = shape ? shape->first : out.pipeline.decisions().batch_size;
   const int64_t tokens = shape && shape->second > 0 ? shape->second : out.pipeline.decisions().max_length;
   GB_ASSIGN_OR_RETURN(MemoryEstimate e, estimate_text_memory(out.pipeline, batch, tokens, baseline + load, tokenizer));

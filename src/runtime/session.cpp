@@ -419,6 +419,11 @@ Result<MemoryReport> Session::check_memory(const std::vector<NamedTensor>& input
   return checked;
 }
 
+Status Session::set_reserved(int64_t reserved) const {
+  std::lock_guard<std::mutex> lock(impl_->memory_mu);
+  return runtime::reserve_outside(impl_->options, impl_->memory, reserved);
+}
+
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;

@@ -49,6 +49,21 @@ Result<MemoryReport> memory_at_load(SessionOptions& options, const graph::Model&
   return r;
 }
 
+Status reserve_outside(SessionOptions& options, MemoryReport& r, int64_t reserved) {
+  if (r.budget <= 0) return {};
+  const int64_t limit = r.budget - reserved - r.weights;
+  if (limit <= 0)
+    return make_error(ErrorCode::kLimitExceeded,
+                      "what is reserved outside the session (" + std::to_string(reserved) + " bytes) and the model's weights (" +
+                          std::to_string(r.weights) + ") take " + bytes_text(reserved + r.weights) + ", over the budget of " +
+                          bytes_text(r.budget) + ": nothing is left for a run's tensors",
+                      "Session::set_reserved", kFix);
+  r.reserved = reserved;
+  r.run_limit = std::min(r.run_limit > 0 ? r.run_limit : limit, limit);
+  options.memory_limit_bytes = std::min(options.memory_limit_bytes, r.run_limit);
+  return {};
+}
+
 Result<std::vector<NamedTensor>> declared_largest_inputs(const std::vector<TensorSpec>& specs,
                                                          const std::vector<NamedShape>& shapes) {
   std::vector<NamedTensor> inputs;

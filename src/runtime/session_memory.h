@@ -25,6 +25,10 @@ Result<std::vector<NamedTensor>> declared_largest_inputs(const std::vector<Tenso
 // `account`'s shape, first_run and arena; then refuses its total over account.budget (check_memory_account).
 Result<MemoryReport> dry_run_memory(const Session& session, const std::vector<NamedTensor>& inputs, MemoryReport account);
 
+// Session::set_reserved: `reserved` replaces r.reserved and the run limit becomes the budget less it and the weights
+// (options.memory_limit_bytes lowered to it, never raised); kLimitExceeded when nothing is left. Ok without a budget.
+Status reserve_outside(SessionOptions& options, MemoryReport& r, int64_t reserved);
+
 // kLimitExceeded naming the budget and every part when reserved + weights + run tensors exceed it; ok without a budget.
 Status check_memory_account(const MemoryReport& r);
 

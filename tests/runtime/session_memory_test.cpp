@@ -98,6 +98,35 @@ TEST(SessionMemory, ARunOverWhatTheBudgetLeavesIsRefusedBeforeItsAllocation) {
   EXPECT_NE(checked.error().what.find("reserved 67107864"), std::string::npos) << checked.error().what;
 }
 
+TEST(SessionMemory, WhatIsReservedAfterLoadTightensTheRunLimitAndNeverLoosensIt) {
+  REQUIRE_OPS("Add", "Relu");
+  TempDir dir;
+  SessionOptions o;
+  o.max_memory = 1000;
+  auto s = Session::load(add_relu_model(dir), o);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  EXPECT_EQ(s->memory_report().run_limit, 988);
+  ASSERT_TRUE(s->run(rows(20)).ok());  // 240-byte tensors fit 988
+  ASSERT_TRUE(s->set_reserved(900).ok());  // measured after load (a load's growth): runs get 88
+  EXPECT_EQ(s->memory_report().run_limit, 88);
+  EXPECT_EQ(s->memory_report().reserved, 900);
+  EXPECT_EQ(s->options().memory_limit_bytes, 88);
+  auto big = s->run(rows(20));
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error().code, ErrorCode::kLimitExceeded);
+  ASSERT_TRUE(s->set_reserved(100).ok());  // less reserved later never raises the limit
+  EXPECT_EQ(s->memory_report().run_limit, 88);
+  auto over = s->set_reserved(990);  // + 12 bytes of weights: nothing left
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code, ErrorCode::kLimitExceeded);
+  EXPECT_NE(over.error().what.find("over the budget of 1000 bytes"), std::string::npos) << over.error().what;
+  SessionOptions none;  // without a budget: nothing to tighten
+  auto free = Session::load(add_relu_model(dir), none);
+  ASSERT_TRUE(free.ok());
+  EXPECT_TRUE(free->set_reserved(int64_t{1} << 40).ok());
+  EXPECT_TRUE(free->run(rows(20)).ok());
+}
+
 TEST(SessionMemory, AShapeForAnInputTheModelDoesNotHaveIsRefused) {
   REQUIRE_OPS("Add", "Relu");
   TempDir dir;

@@ -216,9 +216,11 @@ def test_decoder_kv_budget_derived_from_max_memory(gpt2_tiny, start_server):
     assert "derived from the memory budget" in rows["memory.kv_cache"]["source"], rows["memory.kv_cache"]
     assert int(rows["memory.kv_feeds"]["value"]) == kv, rows
     weights = int(rows["memory.weights"]["value"])
-    assert int(rows["memory.run_limit"]["value"]) == budget - process - 2 * kv - weights, rows
-    # The smallest generation ran at load: what it left resident (packed weights) is counted, and the rows sum.
-    assert int(rows["memory.first_use"]["value"]) >= 0 and "packed" in rows["memory.first_use"]["source"], rows
+    # The smallest generation ran at load: what it left resident (packed weights) is counted, runs get what is
+    # left after it, and the rows sum.
+    first_use = int(rows["memory.first_use"]["value"])
+    assert first_use >= 0 and "packed" in rows["memory.first_use"]["source"], rows
+    assert int(rows["memory.run_limit"]["value"]) == budget - process - 2 * kv - first_use - weights, rows
     parts = ["memory.process", "memory.kv_cache", "memory.kv_feeds", "memory.weights", "memory.first_run", "memory.arena",
              "memory.first_use"]
     assert int(rows["memory.total"]["value"]) == sum(int(rows[p]["value"]) for p in parts), rows
@@ -283,6 +285,8 @@ def test_tensor_model_account_counts_what_its_load_left_resident(start_server):
         assert growth > 1 << 20, rows  # 65535 nodes: megabytes of compiled tree and parsed attributes
         parts = ["memory.process", "memory.load_growth", "memory.weights", "memory.first_run", "memory.arena"]
         assert int(rows["memory.total"]["value"]) == sum(int(rows[p]["value"]) for p in parts), rows
+        # Each request's tensors get the budget less the process and the load's growth (the weights are 0 here).
+        assert int(rows["memory.run_limit"]["value"]) == (2 << 30) - int(rows["memory.process"]["value"]) - growth, rows
         body = {"inputs": [{"name": "x", "datatype": "FP32", "shape": [2, 8], "data": [0.5] * 16}]}
         r = requests.post(s.url("/v2/models/%s/infer" % os.path.basename(d)), json=body, timeout=60)
         assert r.status_code == 200, r.text

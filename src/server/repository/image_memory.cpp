@@ -38,8 +38,10 @@ Result<ImageAccount> image_memory_account(const LoadedModel& m, const ModelBudge
   MemoryReport largest;
   std::string what;
   for (const auto& r : runs) {
-    const int64_t own = r.session->memory_report().weights;
-    auto checked = r.session->check_memory(r.feeds, process + load_growth + weights - own);
+    const int64_t reserved = process + load_growth + weights - r.session->memory_report().weights;
+    if (Status st = r.session->set_reserved(reserved); !st.ok())  // each run's limit: what the others leave
+      return std::move(st).take_error().with_where("the " + r.what + " model");
+    auto checked = r.session->check_memory(r.feeds, reserved);
     if (!checked.ok()) return std::move(checked).take_error().with_where("the " + r.what + " model's largest run");
     if (checked->run() >= largest.run()) largest = *checked, what = r.what;
   }
@@ -57,8 +59,8 @@ Result<ImageAccount> image_memory_account(const LoadedModel& m, const ModelBudge
   row("memory.total", process + a.bytes, "the sum above");
   if (largest.run_limit > 0)
     row("memory.run_limit", largest.run_limit,
-        "each run's tensors: the budget less the process and the session's own weights (refused past it before the "
-        "allocation: HTTP 413)");
+        "each run's tensors: the budget less the process, the load's growth and the weights (refused past it before "
+        "the allocation: HTTP 413)");
   return a;
 }
 

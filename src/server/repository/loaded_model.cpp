@@ -142,18 +142,13 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
     if (!dry.ok()) return scrubbed(with_budget_source(dry.error(), budget), dir, where);
     first_use = std::max<int64_t>(0, process_rss_bytes() - before - dry->run() - dry->past_feeds);
   }
+  m->memory_bytes = session->session().memory_report().weights + first_use + 2 * gen.kv_budget_bytes;  // cache + feeds
+  if (budget.bytes > 0) {  // the process, the KV cache and feeds, and now the first use: runs get what is left
+    const int64_t reserved = session->session().memory_report().reserved + first_use;
+    if (Status st = session->session().set_reserved(reserved); !st.ok())
+      return scrubbed(with_budget_source(st.error(), budget), dir, where);
+  }
   const MemoryReport report = session->session().memory_report();
-  m->memory_bytes = report.weights + first_use + 2 * gen.kv_budget_bytes;  // the cache and the past feeds
-  if (budget.bytes > 0 && report.reserved + report.weights + first_use > budget.bytes)
-    return scrubbed(with_budget_source(make_error(ErrorCode::kLimitExceeded,
-                                                  "the model needs " + std::to_string(report.reserved + report.weights + first_use) +
-                                                      " bytes before any request, over the budget of " +
-                                                      std::to_string(budget.bytes) + " bytes: reserved (the process, the KV "
-                                                      "budget twice) " + std::to_string(report.reserved) + " + weights " +
-                                                      std::to_string(report.weights) + " + first use " + std::to_string(first_use),
-                                                  "SessionOptions::max_memory", "raise max_memory, or lower --kv-cache-bytes"),
-                                       budget),
-                    dir, where);
   m->kind = ModelKind::kGeneration;
   nlohmann::ordered_json gexplain = generation::explain_json(*session);
   gexplain["decoder"].erase("model");  // a server path
@@ -179,11 +174,10 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   m->explain = explain_json(m->engine(), nullptr);
   m->explain["generation"] = std::move(gexplain);
   nlohmann::json memory = budget_rows(budget);  // docs/memory.md: weights + KV budget (+ the run limit under a budget)
-  for (auto& r : session_memory_rows(report, gen.kv_budget_bytes, kv.source)) memory.push_back(r);
-  if (budget.bytes > 0)
-    add_measured_row(memory, "memory.first_use", first_use,
-                     "measured: what the smallest generation (1 prompt token, 1 step) left resident at load beyond its "
-                     "tensors (the GEMM weights packed on first use)");
+  const MeasuredPart first{"memory.first_use", first_use,
+                           "measured: what the smallest generation (1 prompt token, 1 step) left resident at load beyond "
+                           "its tensors (the GEMM weights packed on first use)"};
+  for (auto& r : session_memory_rows(report, gen.kv_budget_bytes, kv.source, first)) memory.push_back(r);
   m->explain["memory"] = std::move(memory);
   m->warmup = {{"source", "none"}, {"declared", false}, {"outcome", "not run: generation models plan on their first prefill"}};
   m->explain["warmup"] = m->warmup;
@@ -325,6 +319,10 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
     auto s = Session::load(file->path, session);
     if (!s.ok()) return scrubbed(with_budget_source(s.error(), *budget), dir, where);
     load_growth = measured_load_growth(before_load, s->memory_report().weights);
+    // Runs get the budget less the process, what the load left resident and the weights.
+    if (budget->bytes > 0)
+      if (Status st = s->set_reserved(process_baseline_rss_bytes() + load_growth); !st.ok())
+        return scrubbed(with_budget_source(st.error(), *budget), dir, where);
     // OIP v2 carries tensors: a sequence-of-maps output (ZipMap) is refused with the alternative (docs/ml.md).
     for (const auto& o : s->outputs())
       if (o.type != ValueType::kTensor)
@@ -351,7 +349,10 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
     m->memory_bytes = r.weights + load_growth + r.run();
     if (budget->bytes > 0) {
       memory_rows = budget_rows(*budget);
-      for (auto& row : session_memory_rows(r, -1, "", load_growth)) memory_rows.push_back(row);
+      const MeasuredPart growth{"memory.load_growth", load_growth,
+                                "measured: what the model's load left resident beyond its weights (a tree ensemble's "
+                                "compiled trees); a load beside requests or another load measures their memory too"};
+      for (auto& row : session_memory_rows(r, -1, "", growth)) memory_rows.push_back(row);
       m->explain["memory"] = memory_rows;
     }
   }

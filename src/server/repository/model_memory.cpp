@@ -105,7 +105,7 @@ int64_t measured_load_growth(int64_t rss_before_load, int64_t weights) {
 }
 
 nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_bytes, const std::string& kv_source,
-                                   int64_t load_growth) {
+                                   const MeasuredPart& measured) {
   auto rows = nlohmann::json::array();
   auto row = [&](const char* f, int64_t v, const std::string& why) {
     rows.push_back({{"field", f}, {"value", std::to_string(v)}, {"source", why}});
@@ -113,12 +113,9 @@ nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_byte
   const int64_t kv = std::max<int64_t>(0, kv_budget_bytes);
   const int64_t feeds = kv;                                         // the past copied into a step's feeds: at most the cache
   // Without a budget the session counts nothing outside it.
-  const int64_t process = r.budget > 0 ? r.reserved - kv - feeds - load_growth : 0;
+  const int64_t process = r.budget > 0 ? r.reserved - kv - feeds - measured.bytes : 0;
   if (r.budget > 0) row("memory.process", process, "measured: resident set before any model loaded");
-  if (load_growth > 0)
-    row("memory.load_growth", load_growth,
-        "measured: what the model's load left resident beyond its weights (a tree ensemble's compiled trees); a load "
-        "beside requests or another load measures their memory too (counted, never less)");
+  if (r.budget > 0 && *measured.field) row(measured.field, measured.bytes, measured.why);
   if (kv_budget_bytes >= 0) {
     row("memory.kv_cache", kv,
         (kv_source.empty() ? std::string("server option kv_cache_bytes") : kv_source) +
@@ -131,23 +128,12 @@ nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_byte
     row("memory.first_run", r.first_run, "RunStats peak of the warm-up shape's first run (" + r.shape + ")");
     row("memory.arena", r.arena, "RunStats arena of its second run (the static plan, kept for reuse)");
   }
-  row("memory.total", process + load_growth + kv + feeds + r.weights + r.run(), "the sum above");
+  row("memory.total", process + measured.bytes + kv + feeds + r.weights + r.run(), "the sum above");
   if (r.run_limit > 0)
     row("memory.run_limit", r.run_limit,
         "each run's tensors: the budget less the process, the KV cache and feeds and the weights (refused past it before the "
         "allocation: HTTP 413)");
   return rows;
-}
-
-void add_measured_row(nlohmann::json& rows, const char* field, int64_t bytes, const std::string& why) {
-  const nlohmann::json row = {{"field", field}, {"value", std::to_string(bytes)}, {"source", why}};
-  for (auto it = rows.begin(); it != rows.end(); ++it) {
-    if ((*it)["field"] != "memory.total") continue;
-    (*it)["value"] = std::to_string(std::stoll((*it)["value"].get<std::string>()) + bytes);
-    rows.insert(it, row);
-    return;
-  }
-  rows.push_back(row);
 }
 
 }  // namespace glassbox::server

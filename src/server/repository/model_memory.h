@@ -57,10 +57,15 @@ void apply_generation_budget(SessionOptions& session, const ModelBudget& b, int6
 
 // The explain rows of a session's account (SessionOptions::max_memory: weights, run limit, the last dry run); with
 // a KV budget (>= 0) also memory.kv_cache and memory.kv_feeds, and `kv_source` says where the KV budget came from.
+// A measured part of a session's account beside the process (a load's growth, a decoder's first use), already in
+// the session's reserved figure (Session::set_reserved): its own row, subtracted from memory.process.
+struct MeasuredPart {
+  const char* field = "";
+  int64_t bytes = 0;
+  std::string why;
+};
 nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_bytes = -1, const std::string& kv_source = "",
-                                   int64_t load_growth = 0);
-// Adds a measured row to session_memory_rows' rows, before memory.total, and its bytes to the total.
-void add_measured_row(nlohmann::json& rows, const char* field, int64_t bytes, const std::string& why);
+                                   const MeasuredPart& measured = {});
 // What a load left resident beyond the model's weights: the resident set now less `rss_before_load` and the
 // weights, at least 0 (mapped weights the load did not touch are not resident yet: counted in the weights).
 int64_t measured_load_growth(int64_t rss_before_load, int64_t weights);
