@@ -8,15 +8,18 @@ and the same directory with onnx/model.onnx for transformers.js. Weights are ran
 not language; the three engines must still produce the same greedy tokens (decode_bench.js checks it).
 
 Presets (shape only; the lm_head is untied, so the file is larger than the tied original):
-  qwen05b  Qwen2.5-0.5B's shape: hidden 896, 24 layers, 14 heads / 2 kv heads (head_dim 64), intermediate 4864,
-           vocab 151936 -> 0.63 B parameters, 2.5 GB fp32
-  small    hidden 512, 8 layers, 8 / 2 heads (head_dim 64), intermediate 1536, vocab 151936 -> 0.18 B, 0.7 GB
+  qwen05b  Qwen2.5-0.5B's shape: hidden 896, 24 layers, 14 heads / 2 kv heads (head_dim 64), intermediate 4864
+           -> 0.63 B parameters, 2.5 GB fp32
+  small    hidden 512, 8 layers, 8 / 2 heads (head_dim 64), intermediate 1536 -> 0.18 B, 0.7 GB
+The vocabulary is the tokenizer's (151669 ids for Qwen3's), not Qwen2.5's padded 151936: a trained model never
+picks its padding rows, a random one does, and an id the tokenizer cannot decode ends a stream with an error.
 
 Usage: bench/generation/make_bench_decoder.py OUT_DIR [--preset qwen05b|small] [--q4]
   --q4 also writes OUT_DIR_q4 (every MatMul of the layers and lm_head as MatMulNBits 4-bit, block 32, symmetric:
        scripts/quantize_n_bits.py, the layout of the `_q4` files transformers.js repos ship).
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -30,9 +33,9 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import make_decoder_models as mdm  # noqa: E402
 
 PRESETS = {
-    "qwen05b": dict(vocab=151936, hidden=896, layers=24, heads=14, kv_heads=2, intermediate=4864, max_pos=4096,
+    "qwen05b": dict( hidden=896, layers=24, heads=14, kv_heads=2, intermediate=4864, max_pos=4096,
                     rope_theta=1000000.0),
-    "small": dict(vocab=151936, hidden=512, layers=8, heads=8, kv_heads=2, intermediate=1536, max_pos=4096,
+    "small": dict( hidden=512, layers=8, heads=8, kv_heads=2, intermediate=1536, max_pos=4096,
                   rope_theta=1000000.0),
 }
 
@@ -48,13 +51,20 @@ def save_with_external_data(path):
                     location="model.onnx_data", size_threshold=1024)
 
 
+def tokenizer_vocab_size():
+    """One more than the largest id of the Qwen3 tokenizer.json (its vocabulary and its added tokens)."""
+    with open(os.path.join(mdm.QWEN3, "tokenizer.json"), encoding="utf-8") as f:
+        t = json.load(f)
+    return 1 + max(list(t["model"]["vocab"].values()) + [a["id"] for a in t["added_tokens"]])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
     ap.add_argument("--preset", choices=sorted(PRESETS), default="qwen05b")
     ap.add_argument("--q4", action="store_true")
     args = ap.parse_args()
-    c = PRESETS[args.preset]
+    c = dict(PRESETS[args.preset], vocab=tokenizer_vocab_size())
     torch.manual_seed(2805)
     model = mdm.Llama(c)
     with torch.no_grad():  # random weights at init scale give flat logits: sharpen them so greedy ties are unlikely
