@@ -112,6 +112,12 @@ struct SessionOptions {
   // the second runs on its arena), on zero-filled inputs: every input needs a shape here. Empty: load checks
   // reserved + weights only; Session::check_memory dry-runs inputs the caller chose (a pipeline's text).
   std::vector<NamedShape> max_input_shapes;
+  // Outputs computed for the last position only (graph pass last_position_outputs): an output [batch, sequence, N]
+  // made by a MatMul [+ per-position element-wise ops with constants] becomes [batch, 1, N], the values it had at
+  // position sequence - 1 (any other chain stays whole; the pass log says why). Empty: every output as the model
+  // declares it. The generation session names "logits": sampling reads each sequence's last position only, and the
+  // LM head over every prompt token was most of a prefill's work (a vocabulary of 150k x hidden per token).
+  std::vector<std::string> last_position_outputs;
 };
 
 // A session's memory account under SessionOptions::max_memory (Session::memory_report, check_memory). Bytes.

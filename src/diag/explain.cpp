@@ -112,6 +112,11 @@ const std::vector<Field<SessionOptions>>& session_fields() {
       GB_FIELD(SessionOptions, log_passes, bool_text,
                "false: `run` output stays clean; the changes are always in Session::pass_log()",
                "none"),
+      GB_FIELD(SessionOptions, last_position_outputs, list_text,
+               "none: every output as the model declares it; the generation session names logits (sampling reads each "
+               "sequence's last position, and the LM head over every prompt token was most of a prefill's work)",
+               "a named output is [batch, 1, N] instead of [batch, sequence, N]: for callers that read the last position "
+               "only; a chain the pass does not recognise stays whole (the pass log says why)"),
       GB_FIELD(SessionOptions, map_initializers, bool_text,
                "true: weights stay in the mapped file (no copy at load; packed weights drop their pages): RSS ~ packed copy",
                "the model file must not change while loaded; false copies all weights (RSS grows by the model size)"),
@@ -236,7 +241,7 @@ const std::vector<Field<ProcessOptions>>& process_fields() {
 
 // If an options struct gains a field, its table must gain a row (with a reason) too.
 static_assert(aggregate_field_count<ProcessOptions>() == 1, "ProcessOptions changed: update process_fields() in explain.cpp");
-static_assert(aggregate_field_count<SessionOptions>() == 16, "SessionOptions changed: update session_fields() in explain.cpp");
+static_assert(aggregate_field_count<SessionOptions>() == 17, "SessionOptions changed: update session_fields() in explain.cpp");
 static_assert(aggregate_field_count<graph::LoadOptions>() == 8, "LoadOptions changed: update load_fields() in explain.cpp");
 static_assert(aggregate_field_count<EncodeOptions>() == 7, "EncodeOptions changed: update encode_fields() in explain.cpp");
 static_assert(aggregate_field_count<UnpadOptions>() == 3, "UnpadOptions changed: update unpad_fields() in explain.cpp");

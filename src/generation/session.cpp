@@ -150,6 +150,10 @@ Result<GenerationSession> GenerationSession::load(const std::string& model_dir, 
                       "option prefill_chunk_tokens (--prefill-chunk-tokens)", "give a positive number of tokens (default 256)");
   GB_ASSIGN_OR_RETURN(auto files, generation::read_model_files(model_dir));
   SessionOptions so = options.session;
+  // Sampling reads each sequence's last position: the LM head runs on that row only (the pass keeps every
+  // position, and logs why, for a head it does not recognise; run_rows reads either shape).
+  if (std::find(so.last_position_outputs.begin(), so.last_position_outputs.end(), "logits") == so.last_position_outputs.end())
+    so.last_position_outputs.push_back("logits");
   if (options.precision) {
     so.precision = *options.precision;
   } else if (files.glassbox.is_object() && files.glassbox.contains("precision") && files.glassbox["precision"].is_string()) {
@@ -239,9 +243,11 @@ Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, int
   for (const auto& o : outs)
     if (o.name == "logits") logits = &o.tensor;
   const int64_t V = info.vocab_size;
-  if (!logits || logits->shape() != Shape{B, S, V})
-    return make_error(ErrorCode::kInvalidModel, "output 'logits' is missing or not [" + n(B) + ", " + n(S) + ", " + n(V) +
-                      "] (batch, new tokens, vocabulary)", info.model_path);
+  // [B, S, V], or [B, 1, V] when the LM head ran on the last position only (SessionOptions::last_position_outputs).
+  const int64_t L = logits && logits->shape().size() == 3 && logits->shape()[1] == 1 ? 1 : S;
+  if (!logits || logits->shape() != Shape{B, L, V})
+    return make_error(ErrorCode::kInvalidModel, "output 'logits' is missing or not [" + n(B) + ", " + n(S) + " or 1, " + n(V) +
+                      "] (batch, new tokens or the last one, vocabulary)", info.model_path);
   for (size_t c = 0; c < layout.present_names.size(); ++c) {
     const Tensor* present = nullptr;
     for (const auto& o : outs)
@@ -259,7 +265,7 @@ Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, int
   }
   for (int64_t b = 0; b < B; ++b) {
     rows[b]->length += fresh[b];
-    if (rows[b]->prefilled()) accept(*rows[b], logits->data<float>() + (b * S + S - 1) * V, events);
+    if (rows[b]->prefilled()) accept(*rows[b], logits->data<float>() + (b * L + L - 1) * V, events);
   }
   return Status();
 }

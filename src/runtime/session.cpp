@@ -135,6 +135,7 @@ class SessionImpl {
   graph::passes::PassContext pass_context() const {
     graph::passes::PassContext ctx;
     ctx.max_folded_constant_bytes = options.max_folded_constant_bytes;
+    ctx.last_position_outputs = options.last_position_outputs;
     const int64_t op_set = opset;
     ThreadPool* p = pool.get();
     const int64_t limit = options.memory_limit_bytes;
@@ -400,6 +401,8 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
     std::set<std::string> disabled(options.disabled_passes.begin(), options.disabled_passes.end());
     GB_RETURN_IF_ERROR(graph::passes::run_passes(m.graph, impl->options.opt_level, disabled, ctx));
     impl->record_log(ctx.log);
+    // A pass may declare an output's dims anew (last_position_outputs: [batch, 1, N]).
+    for (size_t i = 0; i < m.graph.outputs.size() && i < impl->outputs.size(); ++i) impl->outputs[i] = to_spec(m.graph.outputs[i]);
     GB_ASSIGN_OR_RETURN(impl->base, runtime::compile_graph(m.graph, impl->opset));
   }
   open_weights_cache(*impl, std::move(early_cache));

@@ -362,3 +362,27 @@ TEST(GenerationSession, TextPromptStreamsTheSameTextAsTheResult) {
 }
 
 }  // namespace
+
+// The LM head runs on each sequence's last position only (SessionOptions::last_position_outputs, which the
+// generation session sets): in every layout whose head is a MatMul / MatMulNBits; a head quantized with a
+// per-tensor activation scale (taken over every position) is kept whole, and the pass log says why. The
+// parity tests (parity_test.cpp) show the logits read are ORT's, whole-output, last-position values.
+TEST(GenerationSession, LmHeadRunsOnTheLastPositionOnly) {
+  for (const char* name : {"llama_tiny", "gpt2_tiny", "llama_tiny_merged", "gpt2_tiny_merged", "llama_tiny_q4",
+                           "gpt2_tiny_merged_q4", "llama_tiny_genai", "llama_tiny_int8"}) {
+    auto gen = load_decoder(name);
+    std::string log;
+    for (const auto& e : gen.session().pass_log())
+      if (e.pass == "last_position_outputs") log += e.message + "\n";
+    int64_t positions = 0;
+    for (const auto& o : gen.session().outputs())
+      if (o.name == "logits") positions = o.dims.at(1);
+    if (std::string(name) == "llama_tiny_int8") {
+      EXPECT_NE(log.find("'logits' kept at every position: "), std::string::npos) << name << ":\n" << log;
+      EXPECT_EQ(positions, -1) << name;
+    } else {
+      EXPECT_NE(log.find("'logits' for the last position only"), std::string::npos) << name << ":\n" << log;
+      EXPECT_EQ(positions, 1) << name;
+    }
+  }
+}

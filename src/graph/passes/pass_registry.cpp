@@ -14,7 +14,10 @@ namespace {
 // nodes that still read them (it drops the initializers it replaces). quantized_matmul_fusion runs before constant folding,
 // which would otherwise turn a DequantizeLinear of constant int8 weights into float weights
 // (hiding the QDQ pattern); the quantizers write scales and weights as initializers.
+// last_position_outputs runs first (and only for the outputs a caller names): the later passes then see
+// the Slice it inserts like any other node.
 constexpr PassEntry kPasses[] = {
+    {"last_position_outputs", 1, "only for the outputs named in SessionOptions::last_position_outputs (the generation session: logits): an output [batch, sequence, N] made by a MatMul/MatMulNBits [+ per-position element-wise ops with constants] is computed for the last position only (Slice before the MatMul; output [batch, 1, N]); any other chain is left whole and logged", &last_position_outputs},
     {"identity_removal", 1, "removes Identity nodes, rewiring consumers to the Identity's input", &identity_removal},
     {"shape_folding", 2, "replaces Shape/Size of values whose shape is known (statically or from the run's input shapes) by constants", &shape_folding},
     {"quantized_matmul_fusion", 2, "MatMulInteger/Cast/Mul(scales) (onnxruntime's dynamic quantization) or DequantizeLinear x2/MatMul (QDQ), [+ bias Add] -> glassbox::MatMulIntegerToFloat (u8 x s8 GEMM, scale and bias applied per tile)", &quantized_matmul_fusion},

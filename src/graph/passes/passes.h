@@ -25,6 +25,8 @@ struct PassContext {
   int64_t max_folded_constant_bytes = int64_t{1} << 20;
   // Concrete values of symbolic dims (dim_param) once the input shapes of a run are known.
   std::map<std::string, int64_t> symbol_values;
+  // Outputs to compute for the last position only (SessionOptions::last_position_outputs).
+  std::vector<std::string> last_position_outputs;
   // One line per change: "removed Identity 'x' (y -> x)".
   std::vector<std::string> log;
 };
@@ -55,6 +57,7 @@ std::set<std::string> names_used_in_subgraphs(const Graph& graph);
 bool node_has_subgraph(const Node& node);
 
 // The pass functions (one per file).
+Status last_position_outputs(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status identity_removal(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status shape_folding(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status constant_folding(Graph& graph, PassContext& ctx, const std::string& pass_name);
