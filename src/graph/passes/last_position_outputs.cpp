@@ -144,7 +144,7 @@ Result<std::string> rewrite(Graph& g, const std::string& output, PassContext& ct
       return node.op_type + " '" + node.name + "' between the output and its MatMul is not a per-position element-wise op";
     v = through;
   }
-  return "no MatMul within 8 nodes of the output";
+  return std::string("no MatMul within 8 nodes of the output");
 }
 
 }  // namespace
