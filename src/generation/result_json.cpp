@@ -17,6 +17,15 @@ ordered_json decoder_json(const DecoderInfo& d) {
                       {"kv_bytes_per_token", d.kv_bytes_per_token}};
 }
 
+// Where the LM head runs (SessionOptions::last_position_outputs, which the session sets): the pass's own lines.
+std::string lm_head_text(const Session& session) {
+  std::string text;
+  for (const auto& e : session.pass_log())
+    if (e.pass == "last_position_outputs") text += (text.empty() ? "" : "; ") + e.message;
+  return text.empty() ? "logits at every position: the pass last_position_outputs did not run (opt level 0 or disabled)"
+                      : text;
+}
+
 }  // namespace
 
 ordered_json policy_json(const GenerationPolicy& p) {
@@ -54,6 +63,7 @@ ordered_json result_json(const GenerationResult& r, const DecoderInfo& d) {
 ordered_json explain_json(const GenerationSession& s) {
   ordered_json j;
   j["decoder"] = decoder_json(s.decoder());
+  j["decoder"]["lm_head"] = lm_head_text(s.session());
   const int64_t ctx = s.default_policy().max_context.value;
   j["kv_cache"] = {{"bytes_per_token", s.decoder().kv_bytes_per_token},
                    {"reserved_per_sequence", "(prompt + max_new_tokens) x bytes_per_token, at admission"},

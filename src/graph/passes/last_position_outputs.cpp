@@ -9,6 +9,7 @@
 // is followed into both branches. When the chain is anything else (a quantized head whose
 // activation scale is taken over every position, a reshape to 2-D, a value read elsewhere) the
 // output is left whole and the log says why: the caller reads the output's shape, never assumes it.
+#include <algorithm>
 #include <limits>
 
 #include "graph/passes/passes.h"
@@ -60,9 +61,12 @@ int producer_of(const Graph& g, const std::string& value) {
   return -1;
 }
 
+// Nodes (and graph outputs) that read `value`. The node that makes it is skipped: an If's branch output named
+// like the If's own output is not a read of it.
 int readers_of(const Graph& g, const std::string& value) {
   int n = 0;
   for (const auto& node : g.nodes) {
+    if (std::find(node.outputs.begin(), node.outputs.end(), value) != node.outputs.end()) continue;
     std::set<std::string> used;
     collect_used_names(node, used);
     n += static_cast<int>(used.count(value));
@@ -91,9 +95,13 @@ void set_one_position(std::vector<ValueInfo>& infos, const std::string& name) {
 }
 
 // Rewrites the chain ending in `output` of `g`; "" when done (or already done), else why not.
-Result<std::string> rewrite(Graph& g, const std::string& output, PassContext& ctx, const std::string& pass_name);
+// output_rank3: the output is declared [batch, sequence, N] (by its graph, or by the If that returns it).
+// outer: the graph an If branch `g` belongs to (its initializers are visible in the branch), else nullptr.
+Result<std::string> rewrite(Graph& g, const Graph* outer, const std::string& output, bool output_rank3, PassContext& ctx,
+                            const std::string& pass_name);
 
-Result<std::string> rewrite_if(Node& node, const std::string& output, PassContext& ctx, const std::string& pass_name) {
+Result<std::string> rewrite_if(const Graph& g, Node& node, const std::string& output, bool output_rank3, PassContext& ctx,
+                               const std::string& pass_name) {
   size_t k = 0;
   while (k < node.outputs.size() && node.outputs[k] != output) ++k;
   for (const char* branch : {"then_branch", "else_branch"}) {
@@ -101,14 +109,30 @@ Result<std::string> rewrite_if(Node& node, const std::string& output, PassContex
     if (it == node.attributes.end() || !it->second.g || it->second.g->outputs.size() <= k)
       return std::string("If '") + node.name + "' has no " + branch + " output " + std::to_string(k);
     Graph& b = *it->second.g;
-    GB_ASSIGN_OR_RETURN(std::string why, rewrite(b, b.outputs[k].name, ctx, pass_name));
+    GB_ASSIGN_OR_RETURN(std::string why, rewrite(b, &g, b.outputs[k].name, output_rank3, ctx, pass_name));
     if (!why.empty()) return std::string(branch) + " of If '" + node.name + "': " + why;
     set_one_position(b.outputs, b.outputs[k].name);
   }
   return std::string();
 }
 
-Result<std::string> rewrite(Graph& g, const std::string& output, PassContext& ctx, const std::string& pass_name) {
+// Whether the head's input A is [batch, sequence, K]: known so, or implied by a rank-3 output of a head whose
+// weights are 2-D (MatMulNBits always; MatMul with a 2-D initializer) through the rank-keeping chain.
+bool head_input_is_rank3(const Graph& g, const Graph* outer, const Node& head, bool output_rank3) {
+  if (is_rank3(g, head.inputs[0])) return true;
+  if (!output_rank3) return false;
+  if (head.op_type == "MatMulNBits") return true;
+  const std::string b = head.inputs.size() > 1 ? head.inputs[1] : std::string();
+  for (const Graph* scope : {&g, outer})
+    if (scope) {
+      auto it = scope->initializers.find(b);
+      if (it != scope->initializers.end()) return it->second.shape().size() == 2;
+    }
+  return false;
+}
+
+Result<std::string> rewrite(Graph& g, const Graph* outer, const std::string& output, bool output_rank3, PassContext& ctx,
+                            const std::string& pass_name) {
   if (readers_of(g, output) != 1) return "'" + output + "' is also read inside the graph";
   std::vector<std::string> chain;  // values from the output back to the MatMul's output
   std::string v = output;
@@ -118,11 +142,13 @@ Result<std::string> rewrite(Graph& g, const std::string& output, PassContext& ct
     Node& node = g.nodes[static_cast<size_t>(p)];
     if (v != output && readers_of(g, v) != 1) return "'" + v + "' is read by more than the chain to the output";
     chain.push_back(v);
-    if (node.op_type == "If" && is_default_domain(node) && v == output) return rewrite_if(node, output, ctx, pass_name);
+    if (node.op_type == "If" && is_default_domain(node) && v == output)
+      return rewrite_if(g, node, output, output_rank3, ctx, pass_name);
     if (is_head_matmul(node)) {
       const std::string a = node.inputs[0];
       if (a.size() > std::string(kSliceSuffix).size() && a.ends_with(kSliceSuffix)) return std::string();  // done before
-      if (!is_rank3(g, a)) return "the MatMul's input '" + a + "' is not known to be [batch, sequence, features]";
+      if (!head_input_is_rank3(g, outer, node, output_rank3))
+        return "the MatMul's input '" + a + "' is not known to be [batch, sequence, features]";
       const std::string sliced = a + kSliceSuffix, starts = sliced + "/starts", ends = sliced + "/ends", axes = sliced + "/axes";
       GB_RETURN_IF_ERROR(add_int64_initializer(g, starts, -1));
       GB_RETURN_IF_ERROR(add_int64_initializer(g, ends, std::numeric_limits<int64_t>::max()));
@@ -156,7 +182,9 @@ Status last_position_outputs(Graph& graph, PassContext& ctx, const std::string& 
     if (!declared)
       return make_error(ErrorCode::kInvalidArgument, "last_position_outputs names '" + name + "', not an output of the model",
                         {}, "name one of the model's outputs (glassbox inspect lists them)");
-    GB_ASSIGN_OR_RETURN(std::string why, rewrite(graph, name, ctx, pass_name));
+    bool rank3 = false;
+    for (const auto& o : graph.outputs) rank3 = rank3 || (o.name == name && o.has_shape && o.dims.size() == 3);
+    GB_ASSIGN_OR_RETURN(std::string why, rewrite(graph, nullptr, name, rank3, ctx, pass_name));
     if (!why.empty()) {
       ctx.log.push_back(pass_name + ": '" + name + "' kept at every position: " + why);
       continue;
