@@ -44,6 +44,12 @@ TensorSpec to_spec(const graph::ValueInfo& vi) {
   return s;
 }
 
+std::vector<TensorSpec> output_specs(const graph::Graph& g) {
+  std::vector<TensorSpec> specs;
+  for (const auto& vi : g.outputs) specs.push_back(to_spec(vi));
+  return specs;
+}
+
 std::string specs_to_string(const std::vector<TensorSpec>& specs) {
   std::string out;
   for (const auto& s : specs) out += (out.empty() ? "" : ", ") + s.to_string();
@@ -401,8 +407,7 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
     std::set<std::string> disabled(options.disabled_passes.begin(), options.disabled_passes.end());
     GB_RETURN_IF_ERROR(graph::passes::run_passes(m.graph, impl->options.opt_level, disabled, ctx));
     impl->record_log(ctx.log);
-    // A pass may declare an output's dims anew (last_position_outputs: [batch, 1, N]).
-    for (size_t i = 0; i < m.graph.outputs.size() && i < impl->outputs.size(); ++i) impl->outputs[i] = to_spec(m.graph.outputs[i]);
+    impl->outputs = output_specs(m.graph);  // a pass may declare an output's dims anew (last_position_outputs)
     GB_ASSIGN_OR_RETURN(impl->base, runtime::compile_graph(m.graph, impl->opset));
   }
   open_weights_cache(*impl, std::move(early_cache));

@@ -275,6 +275,43 @@ std::string client_message(const Error& e, const LoadedModel& m) {
   return s.to_string();
 }
 
+// A tensor model (no tokenizer): its session under the budget (the process and the weights must fit, each request's
+// tensors get what they leave, else 413) and its OIP inputs and outputs; *load_growth: what the load left resident
+// beyond the weights. Errors unscrubbed (the caller scrubs them).
+Status load_tensor_model(LoadedModel& m, const std::string& dir, const PipelineOptions& engine, const ModelBudget& budget,
+                         int64_t* load_growth) {
+  SessionOptions session = engine.session;
+  if (engine.precision) session.precision = *engine.precision;
+  auto file = find_model_file(dir);  // model.onnx, onnx/model.onnx or glassbox.json "model_file"
+  if (!file.ok()) return file.error();
+  // The budget: the process and the weights must fit, each request's tensors get what they leave (else 413),
+  // and the warm-up is the dry run whose figures join the model's account (run_warmup).
+  session.max_memory = budget.bytes;
+  session.max_memory_reserved = budget.bytes > 0 ? process_baseline_rss_bytes() : 0;
+  const int64_t before_load = process_rss_bytes();
+  auto s = Session::load(file->path, session);
+  if (!s.ok()) return with_budget_source(s.error(), budget);
+  *load_growth = measured_load_growth(before_load, s->memory_report().weights);
+  // Runs get the budget less the process, what the load left resident and the weights.
+  if (budget.bytes > 0)
+    if (Status st = s->set_reserved(process_baseline_rss_bytes() + *load_growth); !st.ok())
+      return with_budget_source(st.error(), budget);
+  // OIP v2 carries tensors: a sequence-of-maps output (ZipMap) is refused with the alternative (docs/ml.md).
+  for (const auto& o : s->outputs())
+    if (o.type != ValueType::kTensor)
+      return make_error(ErrorCode::kUnsupported,
+                        "output '" + o.name + "' is a " + o.type_note +
+                            "; the OIP v2 protocol carries tensors only, so this model cannot be served",
+                        file->relative,
+                        "export the model without ZipMap (skl2onnx: options={'zipmap': False}; the probabilities "
+                        "tensor before ZipMap holds the same numbers), or read the maps with `glassbox run`");
+  m.kind = ModelKind::kTensor;
+  m.session.emplace(std::move(s).value());
+  for (const auto& i : m.session->inputs()) m.inputs.push_back(to_oip(i));
+  for (const auto& o : m.session->outputs()) m.outputs.push_back(to_oip(o));
+  return {};
+}
+
 Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string& name, const std::string& version,
                                                               const std::string& dir, const PipelineOptions& engine,
                                                               const ServerOptions& options, Metrics* metrics, int64_t others) {
@@ -306,37 +343,8 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
     for (const auto& d : p->rows) memory_rows.push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
     if (budget->server > 0) memory_rows.push_back(budget_rows(*budget).back());  // memory.server
     describe_text_model(*m);
-  } else {
-    SessionOptions session = engine.session;
-    if (engine.precision) session.precision = *engine.precision;
-    auto file = find_model_file(dir);  // model.onnx, onnx/model.onnx or glassbox.json "model_file"
-    if (!file.ok()) return scrubbed(file.error(), dir, where);
-    // The budget: the process and the weights must fit, each request's tensors get what they leave (else 413),
-    // and the warm-up is the dry run whose figures join the model's account (run_warmup).
-    session.max_memory = budget->bytes;
-    session.max_memory_reserved = budget->bytes > 0 ? process_baseline_rss_bytes() : 0;
-    const int64_t before_load = process_rss_bytes();
-    auto s = Session::load(file->path, session);
-    if (!s.ok()) return scrubbed(with_budget_source(s.error(), *budget), dir, where);
-    load_growth = measured_load_growth(before_load, s->memory_report().weights);
-    // Runs get the budget less the process, what the load left resident and the weights.
-    if (budget->bytes > 0)
-      if (Status st = s->set_reserved(process_baseline_rss_bytes() + load_growth); !st.ok())
-        return scrubbed(with_budget_source(st.error(), *budget), dir, where);
-    // OIP v2 carries tensors: a sequence-of-maps output (ZipMap) is refused with the alternative (docs/ml.md).
-    for (const auto& o : s->outputs())
-      if (o.type != ValueType::kTensor)
-        return scrubbed(make_error(ErrorCode::kUnsupported,
-                                   "output '" + o.name + "' is a " + o.type_note +
-                                       "; the OIP v2 protocol carries tensors only, so this model cannot be served",
-                                   file->relative,
-                                   "export the model without ZipMap (skl2onnx: options={'zipmap': False}; the probabilities "
-                                   "tensor before ZipMap holds the same numbers), or read the maps with `glassbox run`"),
-                        dir, where);
-    m->kind = ModelKind::kTensor;
-    m->session.emplace(std::move(s).value());
-    for (const auto& i : m->session->inputs()) m->inputs.push_back(to_oip(i));
-    for (const auto& o : m->session->outputs()) m->outputs.push_back(to_oip(o));
+  } else if (Status st = load_tensor_model(*m, dir, engine, *budget, &load_growth); !st.ok()) {
+    return scrubbed(st.error(), dir, where);
   }
   m->dir = dir;
   m->explain = explain_json(m->engine(), m->pipeline ? &*m->pipeline : nullptr);
