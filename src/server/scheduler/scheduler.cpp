@@ -15,9 +15,35 @@ Scheduler::Scheduler(const ServerOptions& options, Metrics* metrics) : options_(
 Scheduler::~Scheduler() { stop(); }
 
 std::optional<Refusal> Scheduler::submit(WorkItem item) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto refused = admission(item.model->name)) return refused;  // refused before any tokenizing
+  }
+  auto p = std::make_shared<Pending>();
+  p->item = std::move(item);
+  // Text work is tokenized here, on the caller's thread and before it queues, so the dispatcher only batches
+  // and runs; an input the pipeline refuses answers the request now.
+  if (std::holds_alternative<TextJob>(p->item.job)) {
+    encode_texts(*p, metrics_);
+    if (p->finished) return std::nullopt;
+  }
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto refused = admission(p->item.model->name)) return refused;  // again: other requests may have queued meanwhile
+  p->enqueued = std::chrono::steady_clock::now();
+  if (p->item.high_priority) {
+    auto at = std::find_if(queue_.begin(), queue_.end(), [](const auto& q) { return !q->item.high_priority && !q->started; });
+    queue_.insert(at, std::move(p));
+  } else {
+    queue_.push_back(std::move(p));
+  }
+  cv_.notify_one();
+  return std::nullopt;
+}
+
+// Whether a new item for `name` may queue (called with the lock held): not while stopping, not over max_queue
+// waiting items of the model (429 with Retry-After from the measured service time).
+std::optional<Refusal> Scheduler::admission(const std::string& name) const {
   if (stopping_) return Refusal{RefusalCode::kDraining, "server is shutting down: no new work is admitted", {}, 0, true};
-  const auto& name = item.model->name;
   const int64_t waiting = std::count_if(queue_.begin(), queue_.end(), [&](const auto& p) { return p->item.model->name == name; });
   if (waiting >= options_.max_queue) {
     // Retry-After: the queue's expected drain time from the measured seconds per request.
@@ -29,16 +55,6 @@ std::optional<Refusal> Scheduler::submit(WorkItem item) {
                        " requests waiting (the server's max_queue): retry after " + std::to_string(retry) + " s",
                    {}, retry};
   }
-  auto p = std::make_shared<Pending>();
-  p->item = std::move(item);
-  p->enqueued = std::chrono::steady_clock::now();
-  if (p->item.high_priority) {
-    auto at = std::find_if(queue_.begin(), queue_.end(), [](const auto& q) { return !q->item.high_priority && !q->started; });
-    queue_.insert(at, std::move(p));
-  } else {
-    queue_.push_back(std::move(p));
-  }
-  cv_.notify_one();
   return std::nullopt;
 }
 
@@ -118,7 +134,12 @@ void Scheduler::dispatch() {
     }
     std::shared_ptr<Pending> head = queue_.front();
     if (std::holds_alternative<TextJob>(head->item.job)) {
-      run_text(lock, head);
+      wait_for_more(lock, head);
+      TextWork work = take_text_work(head);
+      head.reset();
+      lock.unlock();
+      run_text(std::move(work));
+      lock.lock();
     } else if (std::holds_alternative<TensorJob>(head->item.job)) {
       run_tensor(lock, head);
     } else {

@@ -1,5 +1,7 @@
 // The one place work meets the engine. Requests become work items in a bounded queue per
-// model (full: 429 with Retry-After from the measured service time); one dispatcher thread
+// model (full: 429 with Retry-After from the measured service time); text requests are tokenized
+// by submit, on the caller's thread, before they queue (an input the pipeline refuses is answered
+// there and never queues), so the dispatcher only batches and runs; one dispatcher thread
 // runs one engine run at a time, server-wide, each on the session's threads (--threads), so
 // several models never oversubscribe the cores. Text items of one model and task are batched
 // by token budget: texts waiting together fill an engine run up to max_batch_tokens real tokens
@@ -83,7 +85,9 @@ class Scheduler {
   // saturation_threshold) from `options`, which must outlive it: no copy of any limit.
   Scheduler(const ServerOptions& options, Metrics* metrics);
   ~Scheduler();
-  // Queues the item, or says at once why not (queue full: 429 with Retry-After; stopping: draining).
+  // Queues the item (a text item tokenized first), or says at once why not (queue full: 429 with
+  // Retry-After; stopping: draining). A text item whose input the pipeline refuses is answered through its
+  // done callback before submit returns (nullopt).
   std::optional<Refusal> submit(WorkItem item);
   // Requests waiting, per model name.
   std::map<std::string, int64_t> queue_depths() const;
@@ -92,12 +96,17 @@ class Scheduler {
   void stop(bool run_queued = true);
 
   struct Pending;
+  struct TextWork;
 
  private:
   void dispatch();
-  void run_text(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Pending>& head);
+  // Text work: the batch led by `head` is taken from the queue with the lock held (no tokenizing there:
+  // submit did it), then run with no lock held.
+  TextWork take_text_work(const std::shared_ptr<Pending>& head);
+  void run_text(TextWork work);
   void run_tensor(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Pending>& head);
   bool drop_if_dead(const std::shared_ptr<Pending>& p);
+  std::optional<Refusal> admission(const std::string& model_name) const;  // lock held
   void wait_for_more(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Pending>& head);
   void remove(const std::shared_ptr<Pending>& p);
   void note_service(const std::string& model, double seconds, size_t items);
