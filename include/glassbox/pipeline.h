@@ -87,6 +87,10 @@ struct PipelineDecisions {
   std::string model_file;                      // the ONNX file loaded, relative to the model directory
   std::vector<std::string> labels;             // classify: label of each logit
   ScoreFunction score_function = ScoreFunction::kSoftmax;  // classify and rerank: logits -> scores
+  // classify: a text whose top score is below this is reported as abstained ("not sure"), its labels and
+  // scores still given (glassbox.json "abstain_below", a probability in (0, 1); softmax or sigmoid scores).
+  // nullopt: every text gets its top label with no verdict on confidence.
+  std::optional<double> abstain_below;
   uint32_t pad_id = 0;                         // id used to pad batches (attention mask 0)
   // Batches of texts of different lengths run with Session::run_unpadded (each text on its
   // real length, no compute on padding; lengths rounded up to a multiple of 8). glassbox.json
@@ -156,6 +160,7 @@ struct Classification {
   int64_t tokens = 0;              // tokens the model saw (without padding)
   int64_t tokens_dropped = 0;      // removed by a declared truncation policy (0 otherwise)
   int64_t windows = 1;             // split_windows: the windows whose best logit this is (max_over_windows)
+  bool abstained = false;          // decisions().abstain_below: the top score is below it (labels still given)
 };
 
 struct Embedding {

@@ -127,7 +127,7 @@ class _Pipeline:
     labels: List[str]
     model_dir: str
     output: str  # "dense" | "sparse"
-    def classify(self, texts: Sequence[Any], top_k: int) -> List[Tuple[List[Dict[str, Any]], int, int]]: ...
+    def classify(self, texts: Sequence[Any], top_k: int) -> List[Tuple[List[Dict[str, Any]], int, int, Optional[bool]]]: ...
     similarity_function: str
     # dense: [n, dim] float32; sparse (output == "sparse"): one (indices int64 [k], values float32 [k]) per text
     def embed(self, texts: Sequence[Any], prompt_name: Optional[str] = None,

@@ -87,16 +87,24 @@ class TextClassificationPipeline(Pipeline):
         texts, single = self._as_list(inputs)
         results = self._core.classify(texts, 1 if top_k is None else top_k)
         if top_k is None:
-            best = [labels[0] for labels, _, _ in results]
+            best = [labels[0] for labels, _, _, _ in results]
             return best if not single else best[:1]
-        ranked = [labels for labels, _, _ in results]
+        ranked = [labels for labels, _, _, _ in results]
         return ranked[0] if single else ranked
 
     def details(self, inputs: Union[str, List[str]], top_k: int = 1) -> List[Dict[str, Any]]:
-        """As ``glassbox classify`` prints per text: ``label``, ``labels`` (top_k), ``tokens``, ``tokens_dropped``."""
+        """As ``glassbox classify`` prints per text: ``label``, ``abstained`` (only when the model declares
+        glassbox.json ``abstain_below``: the top score is below it), ``labels`` (top_k), ``tokens``,
+        ``tokens_dropped``."""
         texts, _ = self._as_list(inputs)
-        return [{"label": labels[0]["label"], "labels": labels, "tokens": tokens, "tokens_dropped": dropped}
-                for labels, tokens, dropped in self._core.classify(texts, top_k)]
+        out = []
+        for labels, tokens, dropped, abstained in self._core.classify(texts, top_k):
+            d = {"label": labels[0]["label"]}
+            if abstained is not None:
+                d["abstained"] = abstained
+            d.update({"labels": labels, "tokens": tokens, "tokens_dropped": dropped})
+            out.append(d)
+        return out
 
 
 class FeatureExtractionPipeline(Pipeline):

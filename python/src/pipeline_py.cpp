@@ -157,7 +157,9 @@ void bind_pipeline(py::module_& m) {
                  d["score"] = l.score;
                  labels.append(d);
                }
-               out.append(py::make_tuple(labels, c.tokens, c.tokens_dropped));
+               // abstained: None unless the model declares abstain_below (glassbox.json).
+               py::object abstained = self.pipeline->decisions().abstain_below ? py::object(py::bool_(c.abstained)) : py::none();
+               out.append(py::make_tuple(labels, c.tokens, c.tokens_dropped, abstained));
              }
              return out;
            })

@@ -39,6 +39,15 @@ def test_classify_equals_cli(langid):
                                    atol=1e-6)
 
 
+def test_abstained_says_a_low_top_score_as_the_cli_does(langid):
+    # langid declares glassbox.json abstain_below 0.5: each text says whether its top score is under it.
+    texts = ["Merci beaucoup", "Guten Morgen, wie geht es dir?"]
+    ours = langid.details(texts)
+    cli = cli_jsonl(["classify", "--threads", "1"], texts)
+    assert [o["abstained"] for o in ours] == [c["abstained"] for c in cli] == [o["labels"][0]["score"] < 0.5 for o in ours]
+    assert ours[0]["abstained"] and not ours[1]["abstained"]
+
+
 def test_classify_result_shapes(langid):
     one = langid(TEXTS[0])
     assert isinstance(one, list) and len(one) == 1 and set(one[0]) == {"label", "score"}

@@ -41,6 +41,7 @@ void add_classify_command(CLI::App& app) {
         j["text"] = chunk[i].text;
         if (chunk[i].pair) j["pair"] = *chunk[i].pair;
         j["label"] = c.labels.front().label;
+        if (p->decisions().abstain_below) j["abstained"] = c.abstained;  // declared: the top score is below it
         auto labels = nlohmann::ordered_json::array();
         for (const auto& l : c.labels) labels.push_back({{"label", l.label}, {"score", l.score}});
         j["labels"] = labels;

@@ -9,6 +9,7 @@
 //      single_label_classification -> softmax;
 //   4. otherwise transformers' text-classification rule: one label -> sigmoid (a softmax over one
 //      logit is always 1), several -> softmax.
+#include <cstdio>
 #include <string>
 
 #include "pipeline/json_fields.h"
@@ -97,6 +98,32 @@ Status derive_score_function(const ModelDirFiles& files, PipelineDecisions& dec,
                 : Declared{ScoreFunction::kSoftmax, "default for several labels (transformers' text-classification rule)"};
   dec.score_function = found->f;
   d.push_back({"score_function", score_function_name(found->f), found->source});
+  return {};
+}
+
+Status derive_abstain(const ModelDirFiles& files, PipelineDecisions& dec, std::vector<Derivation>& d) {
+  const std::string where = files.dir + "/glassbox.json";
+  GB_ASSIGN_OR_RETURN(auto below, get_opt<double>(files.glassbox, "abstain_below", where));
+  if (dec.task != PipelineTask::kClassify) {
+    if (below)  // declared but meaningless here: refused, never ignored
+      return make_error(ErrorCode::kInvalidModel, "abstain_below applies to classifiers; this model embeds", where,
+                        "remove \"abstain_below\"");
+    return {};
+  }
+  if (!below) {
+    d.push_back({"abstain_below", "none", "default: every text gets its top label, however low its score"});
+    return {};
+  }
+  if (!(*below > 0 && *below < 1))
+    return make_error(ErrorCode::kInvalidModel, "abstain_below " + std::to_string(*below) + " is not a probability in (0, 1)",
+                      where, "declare the top score under which the answer is \"not sure\", e.g. 0.5");
+  if (dec.score_function == ScoreFunction::kNone)
+    return make_error(ErrorCode::kInvalidModel, "abstain_below needs scores that are probabilities, but score_function is none",
+                      where, "declare score_function softmax or sigmoid, or remove abstain_below");
+  dec.abstain_below = *below;
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", *below);
+  d.push_back({"abstain_below", text, "glassbox.json (a top score below it is reported as abstained)"});
   return {};
 }
 

@@ -29,6 +29,7 @@ template <class T>
 constexpr const char* json_type_name() {
   if constexpr (std::is_same_v<T, std::string>) return "a string";
   else if constexpr (std::is_same_v<T, bool>) return "true or false";
+  else if constexpr (std::is_floating_point_v<T>) return "a number";
   else return "an integer";
 }
 
@@ -39,6 +40,7 @@ Result<std::optional<T>> get_opt(const nlohmann::json& j, const char* key, const
   bool ok = false;
   if constexpr (std::is_same_v<T, std::string>) ok = v.is_string();
   else if constexpr (std::is_same_v<T, bool>) ok = v.is_boolean();
+  else if constexpr (std::is_floating_point_v<T>) ok = v.is_number();
   else if constexpr (std::is_unsigned_v<T>) ok = v.is_number_unsigned();
   else ok = v.is_number_integer();
   if (!ok)

@@ -39,6 +39,8 @@ Status derive_embedding(const ModelDirFiles& files, const std::vector<TensorSpec
 // glassbox.json > a CrossEncoder's declared activation > config.json problem_type > transformers'
 // rule for the number of labels (classify_decisions.cpp).
 Status derive_score_function(const ModelDirFiles& files, PipelineDecisions& dec, std::vector<Derivation>& derivations);
+// classify: glassbox.json "abstain_below" (after derive_score_function: it needs probabilities).
+Status derive_abstain(const ModelDirFiles& files, PipelineDecisions& dec, std::vector<Derivation>& derivations);
 
 // "none" -> nullopt; "longest_first" etc. -> a policy at max_length.
 Result<std::optional<TruncationPolicy>> parse_truncation(const std::string& text, int64_t max_length);

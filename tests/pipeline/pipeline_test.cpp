@@ -202,6 +202,52 @@ TEST_F(ModelDir, WrongFieldTypesAreErrorsNotIgnored) {
   EXPECT_NE(e.find("labels"), std::string::npos) << e;
 }
 
+TEST_F(ModelDir, AbstainBelowMarksLowConfidenceAndIsValidated) {
+  auto j = read_json("glassbox.json");
+  j.erase("abstain_below");
+  write_json("glassbox.json", j);
+  auto plain = Pipeline::load(dir_.string());
+  ASSERT_TRUE(plain.ok()) << plain.error().to_string();
+  EXPECT_FALSE(plain->decisions().abstain_below.has_value());
+  const std::vector<glassbox::PipelineInput> texts = {{"Guten Morgen, wie geht es dir? Ich hoffe, es geht dir gut.", std::nullopt},
+                                                      {"ok", std::nullopt}};
+  auto base = plain->classify(texts);
+  ASSERT_TRUE(base.ok()) << base.error().to_string();
+  EXPECT_FALSE((*base)[0].abstained || (*base)[1].abstained) << "nothing abstains without a declaration";
+  // A threshold between the two texts' top scores: the confident one answers, the other abstains, and
+  // both keep exactly the labels and scores they had.
+  const float hi = (*base)[0].labels[0].score, lo = (*base)[1].labels[0].score;
+  ASSERT_GT(hi, lo);
+  j["abstain_below"] = (hi + lo) / 2;
+  write_json("glassbox.json", j);
+  auto p = Pipeline::load(dir_.string());
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  ASSERT_TRUE(p->decisions().abstain_below.has_value());
+  auto r = p->classify(texts);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_FALSE((*r)[0].abstained);
+  EXPECT_TRUE((*r)[1].abstained);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ((*r)[i].labels[0].label, (*base)[i].labels[0].label);
+    EXPECT_EQ((*r)[i].labels[0].score, (*base)[i].labels[0].score);
+  }
+  bool row = false;
+  for (const auto& d : p->derivations()) row = row || (d.field == "abstain_below" && d.source.find("glassbox.json") == 0);
+  EXPECT_TRUE(row) << "explain shows the declared threshold and its source";
+  for (double bad : {0.0, 1.0, 1.5}) {
+    j["abstain_below"] = bad;
+    write_json("glassbox.json", j);
+    EXPECT_NE(load_error().find("abstain_below"), std::string::npos) << bad;
+  }
+  j["abstain_below"] = "0.5";
+  write_json("glassbox.json", j);
+  EXPECT_NE(load_error().find("abstain_below"), std::string::npos);
+  j["abstain_below"] = 0.5;
+  j["score_function"] = "none";  // logits are not probabilities
+  write_json("glassbox.json", j);
+  EXPECT_NE(load_error().find("probabilities"), std::string::npos);
+}
+
 TEST_F(ModelDir, LabelCountMustMatchLogits) {
   auto j = read_json("glassbox.json");
   j["labels"].erase(j["labels"].size() - 1);

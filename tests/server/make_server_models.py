@@ -146,6 +146,7 @@ def main():
 
     def embed(g):
         g.update({"task": "embed", "pooling": "none", "normalize": False})
+        g.pop("abstain_below", None)  # a classifier's declaration: an embedding model refuses it
         g["truncation"] = {"enabled": False}
 
     langid_copy(langid, os.path.join(out, "langid_strict"), strict)

@@ -135,6 +135,9 @@ void text_task(ServerContext& ctx, const HttpRequest& req, const Responder& resp
           }
           entries.push_back({{"label", c.labels[i].label}, {"score", score}});
         }
+        // The model declares abstain_below (glassbox.json) and this text's top score is under it: the top entry
+        // says so (an extra key; the labels and scores are the same as without it).
+        if (c.abstained && !entries.empty()) entries[0]["abstained"] = true;
         out.push_back(std::move(entries));
         dropped += c.tokens_dropped;
       }
