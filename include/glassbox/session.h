@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "glassbox/error.h"
+#include "glassbox/precision.h"
 #include "glassbox/tensor.h"
 #include "glassbox/value.h"
 
@@ -20,17 +21,7 @@ namespace glassbox {
 // Number of physical CPU cores (hyperthread siblings counted once); >= 1.
 int physical_core_count();
 
-// Arithmetic of the GEMMs whose right-hand side is a constant weight matrix (linear
-// layers: MatMul, Gemm, the fused MatMul epilogues). kFp32: the exported model's own
-// arithmetic. kBf16: those weights converted to bfloat16 once (when first packed), the
-// activations converted per GEMM call, products accumulated and written in fp32;
-// everything else (LayerNorm, Softmax, residual adds, activation x activation products
-// such as attention scores) stays fp32. kInt8Dynamic: the same GEMMs, weights int8 per output
-// channel, activations uint8 per row per call, int32 sums, fp32 epilogue (kernels/gemm_int8.h).
-enum class Precision { kFp32, kBf16, kInt8Dynamic };
-const char* precision_name(Precision p);  // "fp32", "bf16", "int8-dynamic"
-// "fp32" | "bf16" | "int8-dynamic" (kInvalidArgument naming the choices otherwise).
-Result<Precision> parse_precision(const std::string& text);
+// Precision (the arithmetic of GEMMs on constant weights): glassbox/precision.h.
 
 // How the session's idle pool threads wait for the next op's work during a run
 // (SessionOptions::pool_wait; docs/runtime.md "Pool waiting").
@@ -246,6 +237,9 @@ class Session {
   size_t node_count() const;  // after load-time passes
   // Choices ops made at load (e.g. a tree ensemble's memory layout), one per node that made one.
   std::vector<OpDecision> op_decisions() const;
+  // Rows of the constant table a Gather indexes with the graph input `input` (an embedding lookup
+  // by token id): the ids a tokenizer may produce stay below it. 0 when no such Gather exists.
+  int64_t embedding_rows(const std::string& input) const;
   // The packed-weights cache's state (SessionOptions::weights_cache). wait_for_write: first
   // wait until a cache file being written in the background is finished (tests, explain).
   WeightsCacheReport weights_cache_report(bool wait_for_write = false) const;

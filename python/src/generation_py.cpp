@@ -9,7 +9,7 @@
 #include <set>
 
 #include "common.h"
-#include "generation/result_json.h"
+#include "glassbox/generation_json.h"
 #include "glassbox/chat_prompt.h"
 #include "glassbox/generation.h"
 

@@ -12,7 +12,7 @@
 #include "core/process_memory.h"
 #include "diag/explain.h"
 #include "glassbox/session.h"
-#include "runtime/numerics.h"
+#include "glassbox/numerics_checker.h"
 
 namespace glassbox::py_binding {
 namespace {

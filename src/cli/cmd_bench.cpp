@@ -7,7 +7,7 @@
 #include "cli/cli_common.h"
 #include "cli/session_flags.h"
 #include "diag/bench.h"
-#include "runtime/tensor_io.h"
+#include "glassbox/tensor_io.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/session_flags.h"
-#include "runtime/conformance.h"
+#include "glassbox/conformance.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "cli/image_inputs.h"
 #include "cli/text_inputs.h"
 #include "glassbox/embedding_heads.h"
-#include "runtime/tensor_io.h"
+#include "glassbox/tensor_io.h"
 
 namespace {
 

@@ -8,10 +8,8 @@
 #include "cli/session_flags.h"
 #include "cli/serve_config.h"
 #include "diag/explain.h"
+#include "diag/explain_model.h"
 #include "glassbox/pipeline.h"
-#include "glassbox/vision_pipeline.h"
-#include "glassbox/ocr.h"
-#include "glassbox/memory_budget.h"
 #include "server/repository/warmup.h"
 #include "server/grpc/grpc_server.h"
 #include "server/routes/route_table.h"
@@ -82,8 +80,8 @@ void print_warmup(const nlohmann::ordered_json& w, bool markdown) {
   }
 }
 
-// What loading the model showed: the pipeline or image decisions, the ops' load-time choices, the weights
-// cache and the warm-up plan (a serve run would use); `opts.session` gets the resolved session options.
+// What loading the model showed (diag::explain_model) and the warm-up plan a serve run would use;
+// `opts.session` gets the resolved session options.
 struct ExplainedModel {
   glassbox::WeightsCacheReport cache;
   std::vector<glassbox::Derivation> decisions;
@@ -95,81 +93,18 @@ ExplainedModel load_for_explain(const ExplainArgs& a, glassbox::diag::EffectiveO
                                 const glassbox::server::ServeConfig& serve) {
   using namespace glassbox;
   ExplainedModel m;
-  std::error_code ec;
-  const bool dir = !a.model.empty() && std::filesystem::is_directory(a.model, ec);
-  // A folder without tokenizer.json is a tensor model as `serve` reads it.
-  const bool tensor_dir = dir && !std::filesystem::exists(std::filesystem::path(a.model) / "tokenizer.json", ec);
-  std::string model_file = a.model;
-  const bool ocr_dir = dir && vision::ocr::is_ocr_model_dir(a.model);
-  if (tensor_dir && !ocr_dir && !vision::is_image_model_dir(a.model)) {  // where publishers put it (find_model_file)
-    auto f = find_model_file(a.model, a.model_file);
-    if (!f.ok()) cli::fail("explain", f.error());
-    model_file = f->path;
-  }
-  // The model directory a warm-up declaration (glassbox.json) is read from: a folder, or a file named model.onnx.
-  const std::string model_dir = dir ? a.model
-                                    : std::filesystem::path(a.model).filename() == "model.onnx"
-                                          ? std::filesystem::path(a.model).parent_path().string()
-                                          : std::string();
-  if (ocr_dir) {  // docs/vision.md, "OCR": every stage's parameter with its source
-    vision::ocr::OcrOptions oo;
-    oo.session = opts.session;
-    auto p = vision::ocr::OcrPipeline::load(a.model, oo);
-    if (!p.ok()) cli::fail("explain", p.error());
-    opts.session = p->det_session().options();
-    for (const auto& s : p->steps())
-      m.decisions.push_back({s.field, s.value, s.risk.empty() ? s.source : s.source + " (risk: " + s.risk + ")"});
-    m.op_choices = p->det_session().op_decisions();
-    m.cache = p->det_session().weights_cache_report();
-  } else if (!a.model.empty() && vision::is_image_model_dir(a.model)) {  // docs/vision.md: every preprocessing step
-    vision::ImageClassifierOptions io;
-    io.session = opts.session;
-    auto task = vision::image_model_task(a.model);  // classifier or embedder (vision_pipeline.h: the declared rule)
-    if (!task.ok()) cli::fail("explain", task.error());
-    std::optional<vision::ImageClassifier> c;
-    std::optional<vision::ImageEmbedder> e;
-    if (task->first == vision::ImageTask::kFeatureExtraction) {
-      auto r = vision::ImageEmbedder::load(a.model, io);
-      if (!r.ok()) cli::fail("explain", r.error());
-      e.emplace(std::move(r).value());
-    } else {
-      auto r = vision::ImageClassifier::load(a.model, io);
-      if (!r.ok()) cli::fail("explain", r.error());
-      c.emplace(std::move(r).value());
-    }
-    const Session& session = c ? c->session() : e->session();
-    opts.session = session.options();
-    for (const auto& s : c ? c->steps() : e->steps())
-      m.decisions.push_back({s.field, s.value, s.risk.empty() ? s.source : s.source + " (risk: " + s.risk + ")"});
-    m.op_choices = session.op_decisions();
-    m.cache = session.weights_cache_report();
-  } else if (dir && !tensor_dir) {
-    PipelineOptions po;
-    po.session = opts.session;
-    a.session.apply(po);
-    po.model_file = a.model_file;
-    // With a budget (--max-memory, glassbox.json max_memory): the memory breakdown of the largest declared shape.
-    auto budgeted = pipeline::load_with_budget(a.model, po, a.session.max_memory.value_or(0));
-    if (!budgeted.ok()) cli::fail("explain", budgeted.error());
-    const Pipeline* pipeline = &budgeted->pipeline;
-    opts.session = pipeline->session().options();
-    m.decisions = pipeline->derivations();
-    if (budgeted->estimate) m.decisions.insert(m.decisions.end(), budgeted->rows.begin(), budgeted->rows.end());
-    for (const auto& d : m.decisions)  // glassbox.json may declare the precision
-      if ((d.field == "precision" || d.field == "weights_cache" || d.field == "pool_wait") && d.source == "glassbox.json")
-        opts.sources["session." + d.field] = "file (glassbox.json)";
-    m.op_choices = pipeline->session().op_decisions();
-    m.cache = pipeline->session().weights_cache_report();
-    m.warmup = warmup_json(a.model, nullptr, serve.server);
-  } else if (!a.model.empty()) {
-    // Loading resolves derived values (threads = 0 -> physical cores) exactly as `run` would.
-    auto session = Session::load(model_file, opts.session);
-    if (!session.ok()) cli::fail("explain", session.error());
-    opts.session = session->options();
-    m.op_choices = session->op_decisions();
-    m.cache = session->weights_cache_report();
-    m.warmup = warmup_json(model_dir, &*session, serve.server);
-  }
+  if (a.model.empty()) return m;
+  PipelineOptions po;
+  po.session = opts.session;
+  a.session.apply(po);
+  po.model_file = a.model_file;
+  auto e = diag::explain_model(a.model, po, a.session.max_memory.value_or(0), opts);
+  if (!e.ok()) cli::fail("explain", e.error());
+  m.decisions = std::move(e->model.decisions);
+  m.op_choices = std::move(e->model.op_choices);
+  m.cache = std::move(e->model.cache);
+  if (e->pipeline) m.warmup = warmup_json(a.model, nullptr, serve.server);
+  else if (e->tensor_session) m.warmup = warmup_json(e->warmup_dir, &*e->tensor_session, serve.server);
   return m;
 }
 
@@ -225,24 +160,12 @@ void explain_command(const ExplainArgs& a) {
     if (a.serve) std::cout << "\n**gRPC methods** (`glassbox serve --grpc-port`)\n\n" << server::grpc_methods_markdown();
     if (a.serve) std::cout << "\n**routes** (`glassbox serve`)\n\n" << server::routes_markdown();
   } else if (a.json) {
-    auto j = diag::explain_to_json(rows);
-    if (!decisions.empty()) {
-      j["pipeline"] = nlohmann::json::array();
-      for (const auto& d : decisions) {
-        j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
-        if (!d.risk.empty()) j["pipeline"].back()["risk"] = d.risk;
-      }
-    }
-    if (!op_choices.empty()) {
-      j["op_decisions"] = nlohmann::json::array();
-      for (const auto& d : op_choices) j["op_decisions"].push_back({{"node", d.node}, {"op_type", d.op_type}, {"decision", d.decision}});
-    }
+    auto j = diag::explain_model_json(rows, {decisions, op_choices, cache});
     if (!warmup.is_null()) j["warmup"] = warmup;
     j["cpu"] = diag::cpu_report_to_json(cpu_report());
     if (a.serve) j["routes"] = server::routes_json();
     if (a.serve) j["grpc_methods"] = server::grpc_methods_json();
     if (a.model.empty()) j["default_model"] = default_model_json();
-    else if (cache.state != "off" || !cache.reason.empty()) j["weights_cache"] = diag::weights_cache_to_json(cache);
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << diag::explain_to_text(rows);

@@ -9,7 +9,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/session_flags.h"
-#include "generation/result_json.h"
+#include "glassbox/generation_json.h"
 #include "glassbox/chat_prompt.h"
 #include "glassbox/generation.h"
 

@@ -38,14 +38,17 @@ int64_t largest_fitting(int64_t cap, Fits fits) {
   return lo;
 }
 
+// --max-memory in bytes (0 when not given); a malformed size ends the command naming it.
+int64_t budget_flag(const InspectArgs& a) {
+  if (a.max_memory.empty()) return 0;
+  auto b = glassbox::parse_byte_size(a.max_memory);
+  if (!b.ok()) glassbox::cli::fail("inspect", b.error());
+  return *b;
+}
+
 void inspect_memory(const InspectArgs& a) {
   using namespace glassbox;
-  int64_t budget = 0;
-  if (!a.max_memory.empty()) {
-    auto b = parse_byte_size(a.max_memory);
-    if (!b.ok()) cli::fail("inspect", b.error());
-    budget = *b;
-  }
+  const int64_t budget = budget_flag(a);
   std::optional<std::pair<int64_t, int64_t>> shape;
   if (!a.shape.empty()) {
     const auto x = a.shape.find('x');
@@ -118,12 +121,7 @@ glassbox::NamedShape parse_input_shape(const std::string& spec) {
 // there), the weights, the inputs themselves (the caller's tensors), and two dry runs (Session::check_memory).
 void inspect_tensor_memory(const InspectArgs& a) {
   using namespace glassbox;
-  int64_t budget = 0;
-  if (!a.max_memory.empty()) {
-    auto b = parse_byte_size(a.max_memory);
-    if (!b.ok()) cli::fail("inspect", b.error());
-    budget = *b;
-  }
+  const int64_t budget = budget_flag(a);
   std::vector<NamedShape> shapes;
   for (const auto& spec : a.input_shapes) shapes.push_back(parse_input_shape(spec));
   const int64_t baseline = process_baseline_rss_bytes();

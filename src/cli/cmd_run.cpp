@@ -10,8 +10,8 @@
 #include "core/process_memory.h"
 #include "diag/explain.h"
 #include "glassbox/session.h"
-#include "runtime/numerics.h"
-#include "runtime/tensor_io.h"
+#include "glassbox/numerics_checker.h"
+#include "glassbox/tensor_io.h"
 
 namespace {
 

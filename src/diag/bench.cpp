@@ -1,7 +1,7 @@
 #include "diag/bench.h"
 
 #include "diag/explain.h"
-#include "runtime/numerics.h"
+#include "glassbox/numerics_checker.h"
 
 #include <algorithm>
 #include <chrono>

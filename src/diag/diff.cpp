@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "glassbox/numerics.h"
-#include "runtime/tensor_io.h"
+#include "glassbox/tensor_io.h"
 
 namespace glassbox::diag {
 

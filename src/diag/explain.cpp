@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/aggregate_fields.h"
+#include "core/option_table.h"
 #include "glassbox/process.h"
 
 namespace glassbox::diag {
@@ -12,23 +13,12 @@ namespace {
 using nlohmann::json;
 
 template <class S>
-struct Field {
-  const char* name;
-  std::function<std::string(const S&)> get;
-  std::function<void(S&, const json&)> set;  // throws json::exception on a wrong type
-  const char* reason;
-  const char* risk;
-};
+using Field = OptionField<S>;  // core/option_table.h: one table mechanism for every options struct
 
 std::string bool_text(bool b) { return b ? "true" : "false"; }
 std::string str_text(const std::string& s) { return s; }
 template <class T>
 std::string num_text(T v) { return std::to_string(v); }
-std::string list_text(const std::vector<std::string>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
-  return s + "]";
-}
 const char* side_text(Side s) { return s == Side::kLeft ? "left" : "right"; }
 
 std::string truncation_text(const std::optional<TruncationPolicy>& t) {
@@ -47,8 +37,7 @@ std::string padding_text(const std::optional<PaddingPolicy>& p) {
          " pad_id=" + std::to_string(p->pad_id);
 }
 
-#define GB_FIELD(S, field, to_text, reason, risk) \
-  Field<S> { #field, [](const S& o) { return to_text(o.field); }, [](S& o, const json& j) { j.get_to(o.field); }, reason, risk }
+#define GB_FIELD(S, field, to_text, reason, risk) GB_OPTION_FIELD(S, field, to_text, reason, risk)
 
 // SessionOptions::max_memory and its inputs (docs/memory.md).
 std::vector<Field<SessionOptions>> session_memory_fields() {
@@ -262,23 +251,7 @@ void add_rows(const char* component, const std::vector<Field<S>>& fields, const 
 template <class S>
 Status apply_section(const char* component, const json& section, const std::vector<Field<S>>& fields, S& target,
                      std::map<std::string, std::string>& sources) {
-  if (!section.is_object())
-    return make_error(ErrorCode::kInvalidArgument, std::string("config section '") + component + "' must be an object");
-  for (const auto& [key, value] : section.items()) {
-    const Field<S>* field = nullptr;
-    for (const auto& f : fields)
-      if (key == f.name) field = &f;
-    if (!field)
-      return make_error(ErrorCode::kInvalidArgument, "unknown option '" + key + "'", std::string("config ") + component,
-                        "`glassbox explain` lists every option");
-    try {
-      field->set(target, value);
-    } catch (const json::exception& e) {
-      return make_error(ErrorCode::kInvalidArgument, std::string("bad value for ") + component + "." + key + ": " + e.what());
-    }
-    sources[std::string(component) + "." + key] = "file";
-  }
-  return {};
+  return apply_option_section(component, section, fields, target, sources, "`glassbox explain` lists every option");
 }
 
 }  // namespace
@@ -358,6 +331,24 @@ nlohmann::ordered_json explain_to_json(const std::vector<OptionExplanation>& row
     j.push_back({{"component", r.component}, {"name", r.name}, {"value", r.value}, {"default", r.default_value},
                  {"source", r.source}, {"reason", r.reason}, {"risk", r.risk}});
   return nlohmann::ordered_json{{"schema", "glassbox.explain/1"}, {"options", j}};
+}
+
+nlohmann::ordered_json explain_model_json(const std::vector<OptionExplanation>& rows, const ModelExplanation& model) {
+  auto j = explain_to_json(rows);
+  if (!model.decisions.empty()) {
+    j["pipeline"] = nlohmann::ordered_json::array();
+    for (const auto& d : model.decisions) {
+      j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
+      if (!d.risk.empty()) j["pipeline"].back()["risk"] = d.risk;
+    }
+  }
+  if (!model.op_choices.empty()) {
+    j["op_decisions"] = nlohmann::ordered_json::array();
+    for (const auto& d : model.op_choices)
+      j["op_decisions"].push_back({{"node", d.node}, {"op_type", d.op_type}, {"decision", d.decision}});
+  }
+  if (model.cache.state != "off" || !model.cache.reason.empty()) j["weights_cache"] = weights_cache_to_json(model.cache);
+  return j;
 }
 
 nlohmann::ordered_json weights_cache_to_json(const WeightsCacheReport& r) {

@@ -12,6 +12,7 @@
 
 #include "glassbox/error.h"
 #include "glassbox/cpu.h"
+#include "glassbox/pipeline.h"
 #include "glassbox/session.h"
 #include "glassbox/tokenizer.h"
 #include "graph/loader.h"
@@ -56,6 +57,18 @@ std::vector<OptionExplanation> explain_process_options();
 std::string explain_to_text(const std::vector<OptionExplanation>& rows);
 std::string explain_to_markdown(const std::vector<OptionExplanation>& rows);
 nlohmann::ordered_json explain_to_json(const std::vector<OptionExplanation>& rows);
+
+// What a loaded model adds to explain: its pipeline decisions (empty for a bare graph), the op
+// decisions made at load, and the weights cache's state.
+struct ModelExplanation {
+  std::vector<Derivation> decisions;
+  std::vector<OpDecision> op_choices;
+  WeightsCacheReport cache;
+};
+// The rows (explain_to_json) plus "pipeline" (each decision's field, value, source, and risk when
+// nothing declared it), "op_decisions" and "weights_cache" (when the cache is on or was refused):
+// the one builder of the CLI's `explain --json MODEL` and the server's explain of a loaded model.
+nlohmann::ordered_json explain_model_json(const std::vector<OptionExplanation>& rows, const ModelExplanation& model);
 
 // The packed-weights cache's state of a loaded session (SessionOptions::weights_cache):
 // where the file is, hit / miss / rebuilt (with what was stale or corrupt) / unavailable.

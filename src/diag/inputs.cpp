@@ -5,7 +5,7 @@
 #include <map>
 #include <random>
 
-#include "runtime/tensor_io.h"
+#include "glassbox/tensor_io.h"
 
 namespace glassbox::diag {
 namespace {

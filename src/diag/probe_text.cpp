@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/utf8.h"
 #include "glassbox/pipeline.h"
 
 namespace glassbox::diag {
@@ -120,20 +121,7 @@ std::pair<std::string, int64_t> text_of_length(const Tokenizer& tk, int64_t targ
 
 std::string utf8(char32_t c) {
   std::string s;
-  if (c < 0x80) s += static_cast<char>(c);
-  else if (c < 0x800) {
-    s += static_cast<char>(0xC0 | (c >> 6));
-    s += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    s += static_cast<char>(0xE0 | (c >> 12));
-    s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    s += static_cast<char>(0xF0 | (c >> 18));
-    s += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (c & 0x3F));
-  }
+  utf8_append(s, c);
   return s;
 }
 

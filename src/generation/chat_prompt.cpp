@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "generation/result_json.h"
+#include "glassbox/generation_json.h"
 
 namespace glassbox {
 

@@ -1,4 +1,4 @@
-#include "generation/result_json.h"
+#include "glassbox/generation_json.h"
 
 namespace glassbox::generation {
 

@@ -18,6 +18,9 @@ namespace {
 class FusedMatMulOp final : public Op {
  public:
   explicit FusedMatMulOp(kernels::GemmActivation act) : act_(act) {}
+  std::string precision_decision(Precision precision, const std::vector<const Tensor*>& constants) const override {
+    return constants.size() < 2 ? std::string() : packed_precision_decision(precision, constants[1], false);
+  }
 
   Status compute(ComputeContext& ctx) const override {
     GB_ASSIGN_OR_RETURN(const Tensor* a, require_input(ctx, 0, "A"));

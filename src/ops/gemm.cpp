@@ -89,6 +89,10 @@ class GemmOp final : public Op {
     }
     return {};
   }
+  std::string precision_decision(Precision precision, const std::vector<const Tensor*>& constants) const override {
+    if (a_.transA || constants.size() < 2) return {};  // a transposed A is never packed
+    return packed_precision_decision(precision, constants[1], a_.transB != 0);
+  }
 
  private:
   GemmAttrs a_;

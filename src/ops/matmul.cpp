@@ -23,6 +23,9 @@ int64_t product(const Shape& s, size_t begin, size_t end) {
 
 class MatMulOp final : public Op {
  public:
+  std::string precision_decision(Precision precision, const std::vector<const Tensor*>& constants) const override {
+    return constants.size() < 2 ? std::string() : packed_precision_decision(precision, constants[1], false);
+  }
   Status compute(ComputeContext& ctx) const override {
     GB_ASSIGN_OR_RETURN(const Tensor* a, require_input(ctx, 0, "A"));
     GB_ASSIGN_OR_RETURN(const Tensor* b, require_input(ctx, 1, "B"));

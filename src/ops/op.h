@@ -10,7 +10,7 @@
 
 #include "core/thread_pool.h"
 #include "glassbox/error.h"
-#include "glassbox/session.h"
+#include "glassbox/precision.h"
 #include "glassbox/tensor.h"
 #include "glassbox/value.h"
 #include "graph/graph.h"
@@ -121,6 +121,12 @@ class Op {
   // What the op chose when it was created (a kernel, a data layout) and why, for
   // `glassbox explain`; empty when it chose nothing worth reporting.
   virtual std::string load_decision() const { return {}; }
+  // What `precision` (SessionOptions::precision other than fp32) makes of this op, given the inputs that
+  // are constants at load (constants[i]: input i's value, nullptr when it is computed): explain's op
+  // decisions, said by the op whose packing applies the precision. "" when the precision leaves it alone.
+  virtual std::string precision_decision(Precision /*precision*/, const std::vector<const Tensor*>& /*constants*/) const {
+    return {};
+  }
 };
 
 // Factory signature each op file defines as create_<OpType> (see registry.cpp).

@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "kernels/gemm_int8.h"
 #include "ops/packed_cache.h"
 
 namespace glassbox::ops {
@@ -53,6 +54,20 @@ std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool
   // (LoadOptions::map_initializers) leave the resident set.
   b.buffer()->release_pages(b.byte_offset(), b.nbytes());
   return p;
+}
+
+std::string packed_precision_decision(Precision precision, const Tensor* b, bool trans_b) {
+  if (precision == Precision::kFp32 || !b || !b->defined() || b->dtype() != DataType::kFloat32 || b->rank() != 2) return {};
+  if (precision == Precision::kBf16)
+    return std::string("bf16: weights ") + shape_to_string(b->shape()) +
+           " converted to bfloat16 once (first run), activations per call, fp32 accumulation and output (oneDNN " +
+           kernels::gemm_bf16_implementation() + ")";
+  if (b->shape()[trans_b ? 1 : 0] > kernels::kS8DynamicMaxK)
+    return std::string("fp32: weights ") + shape_to_string(b->shape()) + " have more than " +
+           std::to_string(kernels::kS8DynamicMaxK) + " rows, too many for exact int32 sums: not quantized";
+  return std::string("int8-dynamic: weights ") + shape_to_string(b->shape()) +
+         " quantized to s8 per output channel once (first run), activations to u8 per row per call, s32 "
+         "accumulation, fp32 dequantization and epilogue (oneDNN " + kernels::gemm_u8s8_implementation() + ")";
 }
 
 }  // namespace glassbox::ops

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "core/thread_pool.h"
-#include "glassbox/session.h"
+#include "glassbox/precision.h"
 #include "glassbox/tensor.h"
 #include "kernels/gemm.h"
 #include "ops/packed_slot.h"
@@ -22,6 +22,11 @@ namespace glassbox::ops {
 // (each kept apart from an fp32 packing of the same weights).
 std::shared_ptr<const kernels::PackedGemmB> packed_weights(const Tensor& b, bool trans_b, ThreadPool& pool,
                                                            Precision precision = Precision::kFp32);
+
+// The arithmetic packed_weights gives a linear layer at `precision` (not fp32) when its right-hand side
+// is the constant `b` (nullptr: computed, so nothing is packed): Op::precision_decision's text for
+// MatMul, Gemm and FusedMatMul. "" when the precision does not apply (not a float32 matrix).
+std::string packed_precision_decision(Precision precision, const Tensor* b, bool trans_b);
 
 // One op's handle: remembers the packing of the weights it was first given (PackedSlot).
 class PackedWeightsSlot {

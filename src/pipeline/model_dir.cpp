@@ -139,19 +139,14 @@ Result<std::optional<TruncationPolicy>> parse_truncation(const std::string& text
   return std::optional<TruncationPolicy>(p);
 }
 
-Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const PipelineOptions& options,
-                                           const std::vector<TensorSpec>& outputs, const Tokenizer& tokenizer,
-                                           std::vector<Derivation>& d) {
-  PipelineDecisions dec;
+namespace {
+
+// task: glassbox.json > a sparse head (embeds) > output 'logits' with config.json id2label (classify) > embed.
+Status derive_task(const ModelDirFiles& f, const std::vector<TensorSpec>& outputs, PipelineDecisions& dec,
+                   std::vector<Derivation>& d) {
   const json& g = f.glassbox;
   const std::string gj = "glassbox.json";
   const std::string gj_path = f.dir + "/" + gj;
-  const std::string tc_path = f.dir + "/tokenizer_config.json";
-  const std::string cfg_path = f.dir + "/config.json";
-
-  d.push_back({"model_file", f.model.relative, f.model.source});
-
-  // task
   GB_ASSIGN_OR_RETURN(auto task, get_opt<std::string>(g, "task", gj_path));
   if (task) {
     if (*task == "classify") dec.task = PipelineTask::kClassify;
@@ -168,8 +163,16 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
     d.push_back({"task", dec.task == PipelineTask::kClassify ? "classify" : "embed",
                  logits ? "model output 'logits' + config.json id2label" : "model output is not 'logits'"});
   }
+  return {};
+}
 
-  // max_length
+// max_length: glassbox.json > sentence_bert_config.json > tokenizer_config.json > config.json; none is an error.
+Status derive_max_length(const ModelDirFiles& f, PipelineDecisions& dec, std::vector<Derivation>& d) {
+  const json& g = f.glassbox;
+  const std::string gj = "glassbox.json";
+  const std::string gj_path = f.dir + "/" + gj;
+  const std::string tc_path = f.dir + "/tokenizer_config.json";
+  const std::string cfg_path = f.dir + "/config.json";
   GB_ASSIGN_OR_RETURN(auto v, get_opt<int64_t>(g, "max_length", gj_path));
   std::optional<int64_t> v2;  // HF writes the float 1e30 when the length is unknown: not an error, just no value
   if (f.tokenizer_config.is_object() && f.tokenizer_config.contains("model_max_length") &&
@@ -195,8 +198,15 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
                       "set \"max_length\" in glassbox.json");
   }
   if (dec.max_length <= 0) return make_error(ErrorCode::kInvalidModel, "max_length must be positive", f.dir);
+  return {};
+}
 
-  // truncation
+// truncation: flag > glassbox.json > none (an overlong input is an error).
+Status derive_truncation(const ModelDirFiles& f, const PipelineOptions& options, PipelineDecisions& dec,
+                         std::vector<Derivation>& d) {
+  const json& g = f.glassbox;
+  const std::string gj = "glassbox.json";
+  const std::string gj_path = f.dir + "/" + gj;
   std::string trunc = "none";
   std::string trunc_src = "default: an overlong input is an error, nothing is dropped silently";
   Side side = Side::kRight;
@@ -233,8 +243,15 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
   GB_ASSIGN_OR_RETURN(dec.truncation, parse_truncation(trunc, dec.max_length));
   if (dec.truncation) dec.truncation->direction = side;
   d.push_back({"truncation", trunc + (dec.truncation && side == Side::kLeft ? " (left)" : ""), trunc_src});
+  return {};
+}
 
-  // batch size
+// batch_size: flag > glassbox.json > default.
+Status derive_batch_size(const ModelDirFiles& f, const PipelineOptions& options, PipelineDecisions& dec,
+                         std::vector<Derivation>& d) {
+  const json& g = f.glassbox;
+  const std::string gj = "glassbox.json";
+  const std::string gj_path = f.dir + "/" + gj;
   if (options.batch_size) {
     dec.batch_size = *options.batch_size;
     d.push_back({"batch_size", std::to_string(dec.batch_size), "flag --batch"});
@@ -247,8 +264,14 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
     d.push_back({"batch_size", std::to_string(dec.batch_size), "default: padding waste stays small for short texts"});
   }
   if (dec.batch_size <= 0) return make_error(ErrorCode::kInvalidArgument, "batch_size must be positive");
+  return {};
+}
 
-  // pad id
+// pad_id: glassbox.json > tokenizer.json padding > a pad token in the vocabulary > 0 (masked out).
+Status derive_pad_id(const ModelDirFiles& f, const Tokenizer& tokenizer, PipelineDecisions& dec, std::vector<Derivation>& d) {
+  const json& g = f.glassbox;
+  const std::string gj = "glassbox.json";
+  const std::string gj_path = f.dir + "/" + gj;
   GB_ASSIGN_OR_RETURN(auto pad, get_opt<uint32_t>(g, "pad_id", gj_path));
   if (pad) {
     dec.pad_id = *pad;
@@ -268,8 +291,14 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
     }
     if (!found) d.push_back({"pad_id", "0", "default: no pad token declared (padded positions are masked out)"});
   }
+  return {};
+}
 
-  // labels
+// labels: glassbox.json > config.json id2label; a classifier without them is an error.
+Status derive_labels(const ModelDirFiles& f, PipelineDecisions& dec, std::vector<Derivation>& d) {
+  const json& g = f.glassbox;
+  const std::string gj = "glassbox.json";
+  const std::string gj_path = f.dir + "/" + gj;
   if (g.is_object() && g.contains("labels") && !g["labels"].is_null()) {
     if (!g["labels"].is_array())
       return make_error(ErrorCode::kInvalidModel, "field 'labels' must be an array of strings", gj_path);
@@ -300,8 +329,27 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
   if (dec.task == PipelineTask::kClassify && dec.labels.empty())
     return make_error(ErrorCode::kInvalidModel, "a classify model needs label names", f.dir,
                       "add id2label to config.json or \"labels\" to glassbox.json");
+  return {};
+}
 
+}  // namespace
+
+Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const PipelineOptions& options,
+                                           const std::vector<TensorSpec>& outputs, const Tokenizer& tokenizer,
+                                           std::vector<Derivation>& d) {
+  PipelineDecisions dec;
+  const json& g = f.glassbox;
+  const std::string gj = "glassbox.json";
+  const std::string gj_path = f.dir + "/" + gj;
+  d.push_back({"model_file", f.model.relative, f.model.source});
+  GB_RETURN_IF_ERROR(derive_task(f, outputs, dec, d));
+  GB_RETURN_IF_ERROR(derive_max_length(f, dec, d));
+  GB_RETURN_IF_ERROR(derive_truncation(f, options, dec, d));
+  GB_RETURN_IF_ERROR(derive_batch_size(f, options, dec, d));
+  GB_RETURN_IF_ERROR(derive_pad_id(f, tokenizer, dec, d));
+  GB_RETURN_IF_ERROR(derive_labels(f, dec, d));
   GB_RETURN_IF_ERROR(derive_score_function(f, dec, d));
+  GB_RETURN_IF_ERROR(derive_abstain(f, dec, d));
   GB_RETURN_IF_ERROR(derive_multi_vector(f, tokenizer, dec, d).status());
   GB_RETURN_IF_ERROR(derive_embedding(f, outputs, dec, d));
   GB_ASSIGN_OR_RETURN(auto unpadded, get_opt<bool>(g, "unpadded_batches", gj_path));

@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <cmath>
 
+#include "core/utf8.h"
 #include "glassbox/embedding_heads.h"
 #include "glassbox/memory_budget.h"
 #include "glassbox/numerics.h"
-#include "graph/loader.h"
 #include "pipeline/heads.h"
 #include "pipeline/model_dir.h"
 #include "pipeline/multi_vector.h"
@@ -27,21 +27,6 @@ struct Pipeline::Impl {
 
 namespace {
 
-// Rows of the embedding table the input ids index (Gather(table, input_ids)), 0 if not found.
-int64_t embedding_rows(const std::string& model_path, const std::string& ids_name) {
-  graph::LoadOptions lo;
-  lo.run_checker = false;
-  lo.run_shape_inference = false;
-  auto model = graph::load_model(model_path, lo);
-  if (!model.ok()) return 0;
-  for (const auto& n : model->graph.nodes) {
-    if (n.op_type != "Gather" || n.inputs.size() < 2 || n.inputs[1] != ids_name) continue;
-    auto it = model->graph.initializers.find(n.inputs[0]);
-    if (it != model->graph.initializers.end() && it->second.rank() >= 1) return it->second.shape()[0];
-  }
-  return 0;
-}
-
 // Python's str.lower() (sentence_bert_config.json do_lower_case): the full lowercase mapping of
 // each character. Capital sigma is refused: Python lowercases it by its context (Final_Sigma).
 Result<std::string> lowercase_text(const std::string& text, size_t index) {
@@ -56,7 +41,7 @@ Result<std::string> lowercase_text(const std::string& text, size_t index) {
                         "input " + std::to_string(index), "lowercase the text before sending it (the model declares do_lower_case)");
     low.clear();
     tok::to_lowercase(c, low);
-    for (char32_t l : low) tok::utf8_append(out, l);
+    for (char32_t l : low) glassbox::utf8_append(out, l);
     i += static_cast<size_t>(len);
   }
   return out;
@@ -346,55 +331,83 @@ Status for_each_batch(const Pipeline::Impl& p, const std::vector<PipelineInput>&
   return {};
 }
 
+// The one precedence for the session options a model directory may set: a flag > a session option
+// that is not its default (serve's flags, a config file) > glassbox.json > the declared default.
+// `from_json` reads glassbox.json's value (its errors get the file as their place); `show` prints the
+// value in use for the derivation row.
+template <typename T, typename FromJson, typename Show>
+Result<Derivation> layered(const pipeline::ModelDirFiles& files, const char* field, const std::optional<T>& flag,
+                           const std::string& flag_source, bool session_set, const char* default_source, T& target,
+                           FromJson from_json, Show show) {
+  Derivation row{field, "", ""};
+  const auto& g = files.glassbox;
+  if (flag) {
+    target = *flag;
+    row.source = flag_source;
+  } else if (session_set) {
+    row.source = std::string("session option ") + field;
+  } else if (g.is_object() && g.contains(field) && !g[field].is_null()) {
+    Result<T> v = from_json(g[field]);
+    if (!v.ok()) return std::move(v).take_error().with_where(files.dir + "/glassbox.json");
+    target = *v;
+    row.source = "glassbox.json";
+  } else {
+    row.source = default_source;
+  }
+  row.value = show(target);
+  return row;
+}
+
+// glassbox.json's `field` as a string (kInvalidModel with `fix` otherwise).
+Result<std::string> json_string(const nlohmann::json& j, const char* field, const char* fix) {
+  if (!j.is_string())
+    return make_error(ErrorCode::kInvalidModel, std::string("field '") + field + "' must be a string, got " + j.dump(), "",
+                      fix);
+  return j.get<std::string>();
+}
+
+// precision: flag > a non-default session option (serve --precision, a config file) > glassbox.json > fp32.
+Result<Derivation> derive_precision(const pipeline::ModelDirFiles& files, const PipelineOptions& options,
+                                    SessionOptions& session_options) {
+  auto from_json = [](const nlohmann::json& j) -> Result<Precision> {
+    GB_ASSIGN_OR_RETURN(std::string text,
+                        json_string(j, "precision", "use \"precision\": \"fp32\" | \"bf16\" | \"int8-dynamic\""));
+    return parse_precision(text);
+  };
+  return layered(files, "precision", options.precision, options.precision_source,
+                 options.session.precision != Precision::kFp32, "default: fp32 is the exported model's arithmetic",
+                 session_options.precision, from_json, [](Precision p) { return std::string(precision_name(p)); });
+}
+
 // weights_cache: flag > a session option (serve's, a config file) > glassbox.json (a relative
 // directory is relative to the model directory) > off.
 Result<Derivation> derive_weights_cache(const pipeline::ModelDirFiles& files, const PipelineOptions& options,
                                         SessionOptions& session_options) {
-  Derivation row{"weights_cache", "", ""};
-  if (options.weights_cache) {
-    session_options.weights_cache = *options.weights_cache;
-    row.source = options.weights_cache_source;
-  } else if (!options.session.weights_cache.empty()) {
-    row.source = "session option weights_cache";
-  } else if (files.glassbox.is_object() && files.glassbox.contains("weights_cache") && !files.glassbox["weights_cache"].is_null()) {
-    const auto& j = files.glassbox["weights_cache"];
+  auto from_json = [&files](const nlohmann::json& j) -> Result<std::string> {
     if (!j.is_string() || j.get<std::string>().empty())
       return make_error(ErrorCode::kInvalidModel, "field 'weights_cache' must be a non-empty directory path, got " + j.dump(),
-                        files.dir + "/glassbox.json", "use \"weights_cache\": \"DIR\" (relative to the model directory) or remove it");
+                        "", "use \"weights_cache\": \"DIR\" (relative to the model directory) or remove it");
     const std::filesystem::path dir(j.get<std::string>());
-    session_options.weights_cache = dir.is_absolute() ? dir.string() : (std::filesystem::path(files.dir) / dir).string();
-    row.source = "glassbox.json";
-  } else {
-    row.source = "default: off (the cache writes files where only you can choose)";
-  }
-  row.value = session_options.weights_cache.empty() ? "off" : session_options.weights_cache;
-  return row;
+    return dir.is_absolute() ? dir.string() : (std::filesystem::path(files.dir) / dir).string();
+  };
+  return layered(files, "weights_cache", options.weights_cache, options.weights_cache_source,
+                 !options.session.weights_cache.empty(), "default: off (the cache writes files where only you can choose)",
+                 session_options.weights_cache, from_json,
+                 [](const std::string& dir) { return dir.empty() ? std::string("off") : dir; });
 }
 
 // pool_wait: flag > a non-default session option (serve --pool-wait, a config file) >
 // glassbox.json > auto.
 Result<Derivation> derive_pool_wait(const pipeline::ModelDirFiles& files, const PipelineOptions& options,
                                     SessionOptions& session_options) {
-  Derivation row{"pool_wait", "", ""};
-  if (options.pool_wait) {
-    session_options.pool_wait = *options.pool_wait;
-    row.source = "flag --pool-wait";
-  } else if (options.session.pool_wait != SessionOptions{}.pool_wait) {
-    row.source = "session option pool_wait";
-  } else if (files.glassbox.is_object() && files.glassbox.contains("pool_wait") && !files.glassbox["pool_wait"].is_null()) {
-    const auto& j = files.glassbox["pool_wait"];
-    if (!j.is_string())
-      return make_error(ErrorCode::kInvalidModel, "field 'pool_wait' must be a string, got " + j.dump(),
-                        files.dir + "/glassbox.json", "use \"pool_wait\": \"auto\" | \"spin\" | \"sleep\"");
-    auto w = parse_pool_wait(j.get<std::string>());
-    if (!w.ok()) return std::move(w).take_error().with_where(files.dir + "/glassbox.json");
-    session_options.pool_wait = *w;
-    row.source = "glassbox.json";
-  } else {
-    row.source = "default: auto spins only while the machine has an idle core";
-  }
-  row.value = pool_wait_name(session_options.pool_wait);
-  return row;
+  auto from_json = [](const nlohmann::json& j) -> Result<PoolWait> {
+    GB_ASSIGN_OR_RETURN(std::string text, json_string(j, "pool_wait", "use \"pool_wait\": \"auto\" | \"spin\" | \"sleep\""));
+    return parse_pool_wait(text);
+  };
+  return layered(files, "pool_wait", options.pool_wait, "flag --pool-wait",
+                 options.session.pool_wait != SessionOptions{}.pool_wait,
+                 "default: auto spins only while the machine has an idle core", session_options.pool_wait, from_json,
+                 [](PoolWait w) { return std::string(pool_wait_name(w)); });
 }
 
 }  // namespace
@@ -413,27 +426,8 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
   GB_ASSIGN_OR_RETURN(auto files, pipeline::read_model_dir(model_dir, options.model_file));
   auto tok = Tokenizer::from_file(files.tokenizer_path);
   if (!tok.ok()) return std::move(tok).take_error().with_where(files.tokenizer_path);
-  // precision: flag > a non-default session option (serve --precision, a config file) > glassbox.json > fp32.
   SessionOptions session_options = options.session;
-  Derivation precision_row{"precision", "", ""};
-  if (options.precision) {
-    session_options.precision = *options.precision;
-    precision_row.source = options.precision_source;
-  } else if (options.session.precision != Precision::kFp32) {
-    precision_row.source = "session option precision";
-  } else if (files.glassbox.is_object() && files.glassbox.contains("precision") && !files.glassbox["precision"].is_null()) {
-    const auto& j = files.glassbox["precision"];
-    if (!j.is_string())
-      return make_error(ErrorCode::kInvalidModel, "field 'precision' must be a string, got " + j.dump(),
-                        files.dir + "/glassbox.json", "use \"precision\": \"fp32\" | \"bf16\" | \"int8-dynamic\"");
-    auto p = parse_precision(j.get<std::string>());
-    if (!p.ok()) return std::move(p).take_error().with_where(files.dir + "/glassbox.json");
-    session_options.precision = *p;
-    precision_row.source = "glassbox.json";
-  } else {
-    precision_row.source = "default: fp32 is the exported model's arithmetic";
-  }
-  precision_row.value = precision_name(session_options.precision);
+  GB_ASSIGN_OR_RETURN(Derivation precision_row, derive_precision(files, options, session_options));
   GB_ASSIGN_OR_RETURN(Derivation cache_row, derive_weights_cache(files, options, session_options));
   GB_ASSIGN_OR_RETURN(Derivation wait_row, derive_pool_wait(files, options, session_options));
   auto session = Session::load(files.model_path, session_options);
@@ -446,7 +440,7 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
   derivations.push_back(std::move(cache_row));
   derivations.push_back(std::move(wait_row));
   // The tokenizer must not produce ids the model's embedding table does not have.
-  const int64_t rows = embedding_rows(files.model_path, "input_ids");
+  const int64_t rows = session->embedding_rows("input_ids");
   if (rows > 0) {
     const int64_t last = static_cast<int64_t>(tok->vocab_size()) + 1024;  // added tokens may sit above the vocabulary
     for (int64_t id = rows; id < last; ++id)
@@ -533,6 +527,8 @@ Result<std::vector<Classification>> classify_outputs(const Pipeline::Impl& p, co
     const std::vector<double> scores = apply_score_function(p.decisions.score_function, c.logits);
     for (int64_t i = 0; i < n; ++i) c.labels.push_back({labels[i], static_cast<float>(scores[i])});
     std::stable_sort(c.labels.begin(), c.labels.end(), [](const LabelScore& a, const LabelScore& b) { return a.score > b.score; });
+    // A NaN top score is not "below": it stays a non-finite result the run reports.
+    c.abstained = p.decisions.abstain_below && !c.labels.empty() && c.labels.front().score < *p.decisions.abstain_below;
     c.labels.resize(std::min<size_t>(c.labels.size(), static_cast<size_t>(std::max(1, top_k))));
     c.tokens = static_cast<int64_t>(batch[r].encoding.size());
     c.tokens_dropped = batch[r].tokens_dropped;

@@ -1,4 +1,4 @@
-#include "runtime/conformance.h"
+#include "glassbox/conformance.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/tensor_io.h"
+#include "glassbox/tensor_io.h"
 
 namespace glassbox::runtime {
 namespace fs = std::filesystem;

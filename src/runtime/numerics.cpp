@@ -1,4 +1,4 @@
-#include "runtime/numerics.h"
+#include "glassbox/numerics_checker.h"
 
 #include "glassbox/numerics.h"
 

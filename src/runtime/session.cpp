@@ -13,8 +13,6 @@
 #include "glassbox/cpu.h"
 #include "graph/loader.h"
 #include "graph/passes/passes.h"
-#include "kernels/gemm.h"
-#include "kernels/gemm_int8.h"
 #include "ops/packed_cache.h"
 #include "ops/registry.h"
 #include "runtime/executor.h"
@@ -282,34 +280,6 @@ int physical_core_count();
 
 namespace {
 
-// The ops that take the bf16 / int8-dynamic path: the GEMMs whose weight input (1) is a
-// float32 2-D initializer, the condition MatMul, glassbox::FusedMatMul and Gemm (transA = 0)
-// test at run time (ComputeContext::input_is_constant; kernel variant packed_weights is on).
-std::string lower_precision_decision(const runtime::CompiledGraph& g, const runtime::Step& step, Precision precision) {
-  const graph::Node& n = *step.node;
-  const bool gemm_op = (n.domain.empty() || n.domain == "ai.onnx") && (n.op_type == "MatMul" || n.op_type == "Gemm");
-  const bool fused = n.domain == "glassbox" && n.op_type == "FusedMatMul";
-  if ((!gemm_op && !fused) || step.inputs.size() < 2 || step.inputs[1] < 0) return {};
-  const Tensor& w = g.constants[static_cast<size_t>(step.inputs[1])];
-  if (!w.defined() || w.dtype() != DataType::kFloat32 || w.rank() != 2) return {};
-  if (n.op_type == "Gemm")
-    for (const auto& [name, attr] : n.attributes)
-      if (name == "transA" && attr.i != 0) return {};
-  if (precision == Precision::kBf16)
-    return std::string("bf16: weights ") + shape_to_string(w.shape()) +
-           " converted to bfloat16 once (first run), activations per call, fp32 accumulation and output (oneDNN " +
-           kernels::gemm_bf16_implementation() + ")";
-  bool trans_b = false;
-  for (const auto& [name, attr] : n.attributes)
-    if (n.op_type == "Gemm" && name == "transB") trans_b = attr.i != 0;
-  if (w.shape()[trans_b ? 1 : 0] > kernels::kS8DynamicMaxK)
-    return std::string("fp32: weights ") + shape_to_string(w.shape()) + " have more than " +
-           std::to_string(kernels::kS8DynamicMaxK) + " rows, too many for exact int32 sums: not quantized";
-  return std::string("int8-dynamic: weights ") + shape_to_string(w.shape()) +
-         " quantized to s8 per output channel once (first run), activations to u8 per row per call, s32 "
-         "accumulation, fp32 dequantization and epilogue (oneDNN " + kernels::gemm_u8s8_implementation() + ")";
-}
-
 // SessionOptions::weights_cache: open the file and tell the packers which constants it may
 // hold (the load-time graph's initializers, by name; constants made later are packed as usual).
 void open_weights_cache(SessionImpl& impl, std::shared_ptr<runtime::WeightsCacheEarly> early) {
@@ -442,14 +412,28 @@ const std::vector<TensorSpec>& Session::outputs() const { return impl_->outputs;
 const SessionOptions& Session::options() const { return impl_->options; }
 const std::vector<PassLogEntry>& Session::pass_log() const { return impl_->pass_log; }
 size_t Session::node_count() const { return impl_->base->steps.size(); }
+int64_t Session::embedding_rows(const std::string& input) const {
+  const runtime::CompiledGraph& g = *impl_->base;
+  for (const auto& step : g.steps) {
+    const graph::Node& n = *step.node;
+    if (n.op_type != "Gather" || n.inputs.size() < 2 || n.inputs[1] != input || step.inputs[0] < 0) continue;
+    const Tensor& table = g.constants[static_cast<size_t>(step.inputs[0])];
+    if (table.defined() && table.rank() >= 1) return table.shape()[0];
+  }
+  return 0;
+}
+
 std::vector<OpDecision> Session::op_decisions() const {
   std::vector<OpDecision> out;
   const runtime::CompiledGraph& g = *impl_->base;
   for (const auto& step : g.steps) {
     std::string d = step.op ? step.op->load_decision() : std::string();
     if (!d.empty()) out.push_back({step.node->name, step.node->op_type, std::move(d)});
-    if (impl_->options.precision != Precision::kFp32) {
-      d = lower_precision_decision(g, step, impl_->options.precision);
+    if (impl_->options.precision != Precision::kFp32 && step.op) {
+      std::vector<const Tensor*> constants;  // the inputs known at load, for the op's own precision decision
+      for (int v : step.inputs)
+        constants.push_back(v >= 0 && g.constants[static_cast<size_t>(v)].defined() ? &g.constants[static_cast<size_t>(v)] : nullptr);
+      d = step.op->precision_decision(impl_->options.precision, constants);
       if (!d.empty()) out.push_back({step.node->name, step.node->op_type, std::move(d)});
     }
   }

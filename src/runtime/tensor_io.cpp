@@ -1,4 +1,4 @@
-#include "runtime/tensor_io.h"
+#include "glassbox/tensor_io.h"
 
 #include <onnx/onnx_pb.h>
 // After onnx_pb.h (it defines ONNX_API): SequenceProto, OptionalProto.

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "core/aggregate_fields.h"
+#include "core/option_table.h"
 #include "core/process_memory.h"
 
 namespace glassbox::server {
@@ -10,20 +11,8 @@ namespace {
 
 using nlohmann::json;
 
-struct Field {
-  const char* name;
-  std::function<std::string(const ServerOptions&)> get;
-  std::function<void(ServerOptions&, const json&)> set;  // throws json::exception on a wrong type
-  std::function<json(const ServerOptions&)> to_json;
-  const char* reason;
-  const char* risk;
-};
+using Field = OptionField<ServerOptions>;  // core/option_table.h: the table mechanism explain's tables use too
 
-std::string list_text(const std::vector<std::string>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
-  return s + "]";
-}
 std::string text(const std::string& s) { return s; }
 std::string text(bool b) { return b ? "true" : "false"; }
 std::string text(const std::vector<std::string>& v) { return list_text(v); }
@@ -39,9 +28,7 @@ std::string text(T v) {
   }
 }
 
-#define GB_SERVER_FIELD(field, reason, risk) \
-  Field { #field, [](const ServerOptions& o) { return text(o.field); }, [](ServerOptions& o, const json& j) { j.get_to(o.field); }, \
-        [](const ServerOptions& o) { return json(o.field); }, reason, risk }
+#define GB_SERVER_FIELD(field, reason, risk) GB_OPTION_FIELD(ServerOptions, field, text, reason, risk)
 
 // Where models come from, the listener and the HTTP limits.
 std::vector<Field> http_fields() {
@@ -61,7 +48,7 @@ std::vector<Field> http_fields() {
                       "messages are capped by max_body_bytes"),
       GB_SERVER_FIELD(threads, "0 = physical cores; one engine run at a time server-wide uses exactly these",
                       "more than the cores oversubscribes them and raises p99"),
-      GB_SERVER_FIELD(io_threads, "1: HTTP parsing and writing are cheap; compute runs on the engine's threads",
+      GB_SERVER_FIELD(io_threads, "1: parsing, tokenizing text requests and writing are cheap next to compute, which runs on the engine's threads",
                       "more IO threads compete with compute for the same cores"),
       GB_SERVER_FIELD(max_body_bytes, "16 MiB: 64 texts of 512 tokens are ~1 MiB of JSON",
                       "higher lets each connection hold more memory; lower refuses big binary tensors (413)"),
@@ -172,13 +159,13 @@ std::vector<Field> memory_fields() {
          if (!b.ok()) throw json::other_error::create(501, b.error().what, nullptr);
          o.max_memory = *b;
        },
-       [](const ServerOptions& o) { return json(o.max_memory); },
        "off: the right budget is the machine's and the deployment's, not ours; with one, the process and every loaded "
        "model's estimate (weights, tokenizer, run tensors at max_batch_size x max_length or an image model's largest "
        "declared input, a decoder's kv_cache_bytes) "
        "must fit, and a model that does not fit what the others leave is refused at load",
        "off: many models or large shapes end in the OOM killer, not an Error; a tensor model's account is its weights, "
-       "its load's growth and its warm-up shape, its runs are limited to what was left at its load"},
+       "its load's growth and its warm-up shape, its runs are limited to what was left at its load",
+       [](const ServerOptions& from, ServerOptions& to) { to.max_memory = from.max_memory; }},
       GB_SERVER_FIELD(model_max_memory,
                       "{}: each model's glassbox.json \"max_memory\" (or none); a value here wins over it",
                       "a model over its own budget is refused at load (UNAVAILABLE) even when the server has room"),
@@ -200,28 +187,13 @@ static_assert(aggregate_field_count<ServerOptions>() == 37, "ServerOptions chang
 }  // namespace
 
 Status apply_server_config(const json& config, ServerOptions& options, std::map<std::string, std::string>& sources) {
-  if (!config.is_object())
-    return make_error(ErrorCode::kInvalidArgument, "\"server\" must be an object", "config", "{\"server\": {\"port\": 8080}}");
-  for (const auto& [key, value] : config.items()) {
-    const Field* hit = nullptr;
-    for (const auto& f : fields())
-      if (key == f.name) hit = &f;
-    if (!hit) return make_error(ErrorCode::kInvalidArgument, "unknown key \"" + key + "\"", "config: server",
-                                "see `glassbox explain --serve` for the fields");
-    try {
-      hit->set(options, value);
-    } catch (const json::exception&) {
-      return make_error(ErrorCode::kInvalidArgument, "wrong type for \"" + key + "\"", "config: server");
-    }
-    sources["server." + key] = "file";
-  }
-  return {};
+  return apply_option_section("server", config, fields(), options, sources, "see `glassbox explain --serve` for the fields");
 }
 
 void copy_flagged_fields(const ServerOptions& from, const std::map<std::string, std::string>& sources, ServerOptions& to) {
   for (const auto& f : fields()) {
     auto it = sources.find(std::string("server.") + f.name);
-    if (it != sources.end() && it->second == "flag") f.set(to, f.to_json(from));
+    if (it != sources.end() && it->second == "flag") f.copy(from, to);
   }
 }
 

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/utf8.h"
+
 namespace glassbox::tok {
 
 // ---- UTF-8 ----
@@ -20,7 +22,7 @@ inline char32_t utf8_decode(std::string_view s, std::size_t i, int& len) {
   return ((c & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
 }
 inline int utf8_len_lead(unsigned char c) { return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
-void utf8_append(std::string& out, char32_t c);
+// utf8_append (a code point as UTF-8): glassbox::utf8_append, core/utf8.h.
 // Byte offset of the first invalid sequence, or npos if `s` is valid UTF-8 (no surrogates).
 std::size_t utf8_first_invalid(std::string_view s);
 // Rust's String::from_utf8_lossy: each maximal invalid subpart becomes U+FFFD.

@@ -84,7 +84,7 @@ TEST(AccuracyMetrics, HandComputedValues) {
 }
 
 TEST(AccuracyCli, ModelFilePassesAndFailsLoudlyBelowThreshold) {
-  if (!std::filesystem::exists(kTinyBert)) GTEST_SKIP() << "run scripts/make_test_models.py";
+  if (!std::filesystem::exists(kTinyBert)) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
   const std::string shapes = " --shape input_ids=1x16 --shape attention_mask=1x16 --shape token_type_ids=1x16 --samples 2 --threads 2";
   auto ok = run_cli("accuracy " + kTinyBert + " --precision bf16" + shapes);
   EXPECT_EQ(ok.rc, 0) << ok.out;
@@ -110,7 +110,7 @@ TEST(AccuracyCli, ModelFilePassesAndFailsLoudlyBelowThreshold) {
 // int8-dynamic on the tiny BERT: the report is printed with its 9 int8 ops (the linear
 // layers, Q/K/V as one product per layer; attention products, LayerNorm, Softmax stay fp32) and the first departing node.
 TEST(AccuracyCli, Int8DynamicReport) {
-  if (!std::filesystem::exists(kTinyBert)) GTEST_SKIP() << "run scripts/make_test_models.py";
+  if (!std::filesystem::exists(kTinyBert)) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
   const std::string shapes = " --shape input_ids=1x16 --shape attention_mask=1x16 --shape token_type_ids=1x16 --samples 2 --threads 2";
   auto r = run_cli("accuracy " + kTinyBert + " --precision int8-dynamic" + shapes);
   EXPECT_EQ(r.rc, 0) << r.out;
@@ -144,7 +144,7 @@ TEST(AccuracyCli, ModelDirectoryOnTexts) {
 }
 
 TEST(PrecisionCli, ExplainRunClassify) {
-  if (!std::filesystem::exists(kTinyBert)) GTEST_SKIP() << "run scripts/make_test_models.py";
+  if (!std::filesystem::exists(kTinyBert)) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
   auto e = run_cli("explain " + kTinyBert + " --precision bf16");
   ASSERT_EQ(e.rc, 0) << e.out;
   EXPECT_NE(e.out.find("precision = bf16  (flag; default fp32)"), std::string::npos) << e.out;

@@ -12,7 +12,7 @@
 #include "diag/inputs.h"
 #include "diag/probe.h"
 #include "model_builder.h"
-#include "runtime/numerics.h"
+#include "glassbox/numerics_checker.h"
 
 using namespace glassbox;
 using namespace glassbox::testing;
@@ -261,7 +261,7 @@ TEST(Explain, ConfigFileValuesAreMarkedAndUnknownKeysRefused) {
     }
   auto bad = diag::apply_config(nlohmann::json::parse(R"({"session":{"thread":1}})"), opts);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().to_string().find("unknown option 'thread'"), std::string::npos);
+  EXPECT_NE(bad.error().to_string().find("unknown key \"thread\""), std::string::npos);
 }
 
 TEST(Explain, DecisionsDocIsUpToDate) {

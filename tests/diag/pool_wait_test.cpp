@@ -56,7 +56,7 @@ TEST(PoolWait, ExplainRowDefaultConfigFileAndBadValue) {
 }
 
 TEST(PoolWait, CliFlagsOnRunBenchExplain) {
-  if (!std::filesystem::exists(kTinyBert)) GTEST_SKIP() << "run scripts/make_test_models.py";
+  if (!std::filesystem::exists(kTinyBert)) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
   const std::string shapes = " --shape input_ids=1x8 --shape attention_mask=1x8 --shape token_type_ids=1x8";
   for (const char* mode : {"auto", "spin", "sleep"}) {
     auto b = run_cli("bench " + kTinyBert + " --pool-wait " + mode + shapes + " --repeat 2 --warmup 1 --threads 2");

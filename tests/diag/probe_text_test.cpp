@@ -52,7 +52,7 @@ TEST(ProbeText, MaxLengthBeyondThePositionTableIsCaught) {
   // limit break inside the graph, and probe must say so. (The default model reads bytes with
   // convolutions and has no position table, so it cannot serve here.)
   const fs::path model = fs::path(GLASSBOX_SOURCE_DIR) / "tests/data/generated/bert_tiny_cls_op14.onnx";
-  if (!fs::exists(model)) GTEST_SKIP() << "run scripts/make_test_models.py";
+  if (!fs::exists(model)) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
   const fs::path dir = fs::temp_directory_path() / ("glassbox_probe_text_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);

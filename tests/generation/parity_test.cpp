@@ -16,7 +16,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "runtime/tensor_io.h"
+#include "glassbox/tensor_io.h"
 #include "test_models.h"
 
 namespace {

@@ -8,7 +8,7 @@
 
 #include "glassbox/numerics.h"
 #include "glassbox/session.h"
-#include "runtime/numerics.h"
+#include "glassbox/numerics_checker.h"
 #include "test_models.h"
 
 namespace glassbox {

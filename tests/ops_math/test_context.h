@@ -1,5 +1,5 @@
-// A minimal ComputeContext for op unit tests: outputs are freshly allocated
-// tensors, scratch is plain memory, and the pool size is chosen by the test.
+// Helpers for the math op tests: a node builder, tensors from values, and run_op over the op tests'
+// one ComputeContext (tests/ops_nn/test_context.h).
 #pragma once
 
 #include <memory>
@@ -10,41 +10,12 @@
 #include "core/thread_pool.h"
 #include "graph/graph.h"
 #include "ops/op.h"
+#include "../ops_nn/test_context.h"
 
 namespace glassbox::ops::testing {
 
-class TestContext final : public ComputeContext {
- public:
-  explicit TestContext(std::vector<const Tensor*> inputs, size_t num_outputs = 1, int threads = 1)
-      : inputs_(std::move(inputs)), outputs_(num_outputs), pool_(threads) {}
-
-  size_t num_inputs() const override { return inputs_.size(); }
-  const Tensor* input(size_t i) const override { return i < inputs_.size() ? inputs_[i] : nullptr; }
-  size_t num_outputs() const override { return outputs_.size(); }
-  Result<Tensor*> allocate_output(size_t i, DataType dtype, const Shape& shape) override {
-    if (i >= outputs_.size()) return make_error(ErrorCode::kInternal, "output index out of range");
-    GB_ASSIGN_OR_RETURN(outputs_[i], Tensor::allocate(dtype, shape));
-    return &outputs_[i];
-  }
-  Status alias_output(size_t i, const Tensor& view) override {
-    if (i >= outputs_.size()) return make_error(ErrorCode::kInternal, "output index out of range");
-    outputs_[i] = view;
-    return {};
-  }
-  Result<Tensor> allocate_scratch(DataType dtype, const Shape& shape) override {
-    return Tensor::allocate(dtype, shape);
-  }
-  ThreadPool& pool() override { return pool_; }
-  const std::string& node_name() const override { return name_; }
-
-  Tensor& output(size_t i) { return outputs_[i]; }
-
- private:
-  std::vector<const Tensor*> inputs_;
-  std::vector<Tensor> outputs_;
-  ThreadPool pool_;
-  std::string name_ = "test_node";
-};
+// The op tests' one ComputeContext (tests/ops_nn/test_context.h), here with its inputs by pointer.
+using TestContext = testing_nn::TestContext;
 
 // Node builder: make_node("Add", 2, 1).attr_i("fmod", 1) ...
 struct NodeBuilder {

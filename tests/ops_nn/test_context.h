@@ -1,4 +1,4 @@
-// A minimal ComputeContext for op tests: owns inputs/outputs, enforces a byte
+// The one ComputeContext for op tests (ops_nn, ops_math, ml): owns inputs/outputs, enforces a byte
 // cap on allocations (like the session memory limit), runs on a small pool.
 #pragma once
 
@@ -19,6 +19,9 @@ class TestContext final : public ops::ComputeContext {
   explicit TestContext(std::vector<Tensor> inputs, size_t num_outputs = 1, size_t byte_cap = size_t{1} << 30,
                        int threads = 3)
       : inputs_(std::move(inputs)), outputs_(num_outputs), pool_(threads), cap_(byte_cap) {}
+  // Inputs by pointer (nullptr: an absent optional input), held as copies (a copy shares the buffer).
+  explicit TestContext(const std::vector<const Tensor*>& inputs, size_t num_outputs = 1, int threads = 1)
+      : TestContext(copies(inputs), num_outputs, size_t{1} << 30, threads) {}
 
   size_t num_inputs() const override { return inputs_.size(); }
   const Tensor* input(size_t i) const override {
@@ -65,6 +68,11 @@ class TestContext final : public ops::ComputeContext {
   size_t bytes_charged() const { return used_; }
 
  private:
+  static std::vector<Tensor> copies(const std::vector<const Tensor*>& inputs) {
+    std::vector<Tensor> v;
+    for (const Tensor* t : inputs) v.push_back(t ? *t : Tensor{});
+    return v;
+  }
   Status charge(DataType dtype, const Shape& shape) {
     GB_ASSIGN_OR_RETURN(int64_t n, shape_numel(shape));
     const double bytes = static_cast<double>(n) * static_cast<double>(dtype_size(dtype));

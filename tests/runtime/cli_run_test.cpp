@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_runner.h"
-#include "runtime/tensor_io.h"
+#include "glassbox/tensor_io.h"
 #include "test_models.h"
 
 namespace glassbox::rt_test {

@@ -77,11 +77,11 @@ TEST(Fusion, EveryPassAndVariantMatchesLevelZeroOnAwkwardShapes) {
       }
     }
   }
-  if (models == 0) GTEST_SKIP() << "no test models: run scripts/make_test_models.py";
+  if (models == 0) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
 }
 
 TEST(Fusion, PatternsOfTheOpset14ExportAllFire) {
-  if (!std::filesystem::exists(generated_model_path("bert_tiny_op14"))) GTEST_SKIP() << "run scripts/make_test_models.py";
+  if (!std::filesystem::exists(generated_model_path("bert_tiny_op14"))) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
   auto s = Session::load(generated_model_path("bert_tiny_op14"));
   ASSERT_TRUE(s.ok()) << s.error().to_string();
   std::map<std::string, int> fired;
@@ -105,7 +105,7 @@ TEST(Fusion, PatternsOfTheOpset14ExportAllFire) {
 // layer and no ScaledMaskedSoftmax left; none with attention_fusion off.
 TEST(Fusion, AttentionFusionReachesTheExecutedGraph) {
   for (const char* name : {"bert_tiny_op14", "distilbert_tiny_op14", "bert_tiny_op17"}) {
-    if (!std::filesystem::exists(generated_model_path(name))) GTEST_SKIP() << "run scripts/make_test_models.py";
+    if (!std::filesystem::exists(generated_model_path(name))) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
     SCOPED_TRACE(name);
     for (bool enabled : {true, false}) {
       SessionOptions o;

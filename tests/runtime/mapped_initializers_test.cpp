@@ -40,7 +40,7 @@ TEST(MappedInitializers, SameOutputsAsCopiedWeights) {
       }
     }
   }
-  if (models == 0) GTEST_SKIP() << "run scripts/make_test_models.py";
+  if (models == 0) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
 }
 
 // A Gather over a table of >= 1 MiB viewed in the mapped file reads its rows with pread

@@ -8,7 +8,7 @@
 #include <cctype>
 
 #include "cli_runner.h"
-#include "runtime/tensor_io.h"
+#include "glassbox/tensor_io.h"
 #include "test_models.h"
 
 namespace glassbox::rt_test {

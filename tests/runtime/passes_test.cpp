@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "glassbox/session.h"
-#include "runtime/conformance.h"
+#include "glassbox/conformance.h"
 #include "test_models.h"
 
 namespace glassbox::rt_test {

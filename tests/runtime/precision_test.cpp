@@ -23,8 +23,8 @@ namespace {
 const char* kModel = "bert_tiny_op17";
 
 #define REQUIRE_MODEL()                                                  \
-  if (!std::filesystem::exists(generated_model_path(kModel))) GTEST_SKIP() \
-      << "run scripts/make_test_models.py (writes tests/data/generated)"
+  if (!std::filesystem::exists(generated_model_path(kModel))) GTEST_FAIL() \
+      << "the generated test models are missing: run scripts/make_test_models.py"
 
 Session load(Precision p, SessionOptions o = {}) {
   o.precision = p;

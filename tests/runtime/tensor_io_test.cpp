@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "runtime/conformance.h"
-#include "runtime/tensor_io.h"
+#include "glassbox/conformance.h"
+#include "glassbox/tensor_io.h"
 #include "test_models.h"
 
 namespace glassbox::rt_test {

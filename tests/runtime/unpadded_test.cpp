@@ -84,7 +84,7 @@ TEST(Unpadded, EqualsThePaddedRunOnRealTokens) {
         }
       }
   }
-  if (models == 0) GTEST_SKIP() << "no test models: run scripts/make_test_models.py";
+  if (models == 0) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
 }
 
 // Padding masked out changes nothing on the real tokens, bit for bit, with int8-dynamic
@@ -121,11 +121,11 @@ TEST(Unpadded, PaddingChangesNoBitInt8Dynamic) {
       }
     }
   }
-  if (models == 0) GTEST_SKIP() << "no test models: run scripts/make_test_models.py";
+  if (models == 0) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
 }
 
 TEST(Unpadded, BadMasksAreRefusedNamingTheRow) {
-  if (!std::filesystem::exists(generated_model_path("bert_tiny_op14"))) GTEST_SKIP() << "run scripts/make_test_models.py";
+  if (!std::filesystem::exists(generated_model_path("bert_tiny_op14"))) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
   auto s = Session::load(generated_model_path("bert_tiny_op14"));
   ASSERT_TRUE(s.ok()) << s.error().to_string();
   auto with_mask = [&](const std::vector<int64_t>& mask) {
@@ -160,7 +160,7 @@ TEST(Unpadded, BadMasksAreRefusedNamingTheRow) {
 }
 
 TEST(Unpadded, AnOutputWithoutALeadingBatchDimIsRefusedByName) {
-  if (!missing_ops({"Transpose"}).empty()) GTEST_SKIP() << "needs Transpose";
+  if (!missing_ops({"Transpose"}).empty()) GTEST_FAIL() << "Transpose is not registered";
   TempDir dir;
   auto m = make_model();
   auto* g = m.mutable_graph();

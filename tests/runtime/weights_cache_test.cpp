@@ -20,7 +20,7 @@
 #include <random>
 
 #include "bert_inputs.h"
-#include "runtime/tensor_io.h"
+#include "glassbox/tensor_io.h"
 #include "runtime/weights_cache.h"
 #include "test_models.h"
 
@@ -163,7 +163,7 @@ TEST(WeightsCache, MissThenHitInt8MatMulInteger) {
 
 TEST(WeightsCache, MissThenHitTinyBert) {
   const std::string model = generated_model_path("bert_tiny_op17");
-  if (!fs::exists(model)) GTEST_SKIP() << "run scripts/make_test_models.py (writes tests/data/generated)";
+  if (!fs::exists(model)) GTEST_FAIL() << "the generated test models are missing: run scripts/make_test_models.py";
   auto probe = Session::load(model);
   ASSERT_TRUE(probe.ok()) << probe.error().to_string();
   const auto inputs = bert_inputs(*probe, 16, {16, 11}, 3);
@@ -394,7 +394,7 @@ TEST(WeightsCache, ConcurrentCreationByProcesses) {
 // `glassbox explain MODEL --weights-cache DIR` says where the file is and whether this load hit.
 TEST(WeightsCache, ExplainShowsTheState) {
   REQUIRE_OPS("MatMul", "Relu", "Gemm");
-  if (!fs::exists(GLASSBOX_CLI)) GTEST_SKIP() << "no CLI binary at " << GLASSBOX_CLI;
+  if (!fs::exists(GLASSBOX_CLI)) GTEST_FAIL() << "no CLI binary at " << GLASSBOX_CLI;
   TempDir dir, cache;
   const std::string model = float_model(dir, "m.onnx", 1);
   auto explain = [&] {

@@ -1,10 +1,11 @@
 """TEI-compatible routes and truncation that is never silent."""
 import json
+import subprocess
 
 import numpy as np
 import requests
 
-from conftest import cli_json_lines
+from conftest import GLASSBOX, cli_json_lines
 
 LONG = "a " * 400  # ~800 byte tokens: over langid's max_length of 256
 
@@ -27,6 +28,21 @@ def test_predict_single_batch_pairs_topk_raw(text_server):
     pairs = requests.post(text_server.url("/predict"), json={"inputs": [["Guten Morgen", "wie geht es dir?"]], "model": "langid"},
                           timeout=30)
     assert pairs.status_code == 200 and len(pairs.json()) == 1
+
+
+def test_predict_says_when_it_abstains(text_server):
+    # langid declares glassbox.json abstain_below 0.5: the top entry of a text under it carries "abstained": true,
+    # the others have no such key; labels and scores are what the CLI gives.
+    texts = ["Merci beaucoup", "Guten Morgen, wie geht es dir?"]
+    r = requests.post(text_server.url("/predict"), json={"inputs": texts, "model": "langid", "top_k": 2}, timeout=30)
+    assert r.status_code == 200, r.text
+    got = r.json()
+    cli = cli_json_lines(["classify", "--top-k", "2"] + texts)
+    for row, c in zip(got, cli):
+        assert [e["label"] for e in row] == [l["label"] for l in c["labels"]]
+        assert row[0].get("abstained", False) == c["abstained"] == (row[0]["score"] < 0.5)
+        assert all("abstained" not in e for e in row[1:])
+    assert got[0][0]["abstained"] is True and "abstained" not in got[1][0]
 
 
 def test_predict_needs_model_when_several(text_server):
@@ -79,6 +95,22 @@ def test_info_and_health(start_server, models):
     assert info["model_id"] == "langid" and info["max_input_length"] == 256
     assert info["model_type"]["classifier"]["id2label"]["2"] == "de"
     assert requests.get(s.url("/health"), timeout=10).status_code == 200
+
+
+def test_model_explain_is_the_clis(start_server, models):
+    # One builder (diag::explain_model_json) for `glassbox explain --json MODEL` and the explain route: the
+    # route's model part carries the same pipeline decisions (with their risks) and op decisions. bf16 makes
+    # the GEMMs on constant weights say what precision does to them (Op::precision_decision).
+    s = start_server([models["langid"], "--precision", "bf16"])
+    ex = requests.get(s.url("/v2/models/langid/explain"), timeout=30).json()["model"]
+    r = subprocess.run([GLASSBOX, "explain", "--json", "--precision", "bf16", models["langid"]], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    cli = json.loads(r.stdout)
+    assert ex["schema"] == cli["schema"]
+    assert ex["pipeline"] == cli["pipeline"] and any("risk" in d for d in cli["pipeline"]) == any("risk" in d for d in ex["pipeline"])
+    assert cli["op_decisions"] and ex["op_decisions"] == cli["op_decisions"]
+    assert all(d["decision"].startswith(("bf16:", "fp32:")) for d in cli["op_decisions"]), cli["op_decisions"]
 
 
 def test_overlong_input_is_413_naming_tokens_limit_and_field(text_server):

@@ -53,14 +53,8 @@ Status constant_folding(Graph& graph, PassContext& ctx, const std::string& pass_
     std::string shapes;
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       Tensor& t = (*outs)[i];
-      ValueInfo info;
-      info.name = node.outputs[i];
-      info.dtype = t.dtype();
-      info.has_shape = true;
-      for (int64_t d : t.shape()) info.dims.push_back(Dim{d, {}});
       shapes += (i ? ", " : "") + node.outputs[i] + " " + dtype_name(t.dtype()) + shape_to_string(t.shape());
-      graph.initializer_info[node.outputs[i]] = info;
-      graph.initializers[node.outputs[i]] = std::move(t);
+      set_initializer(graph, node.outputs[i], std::move(t));
     }
     ctx.log.push_back(pass_name + ": folded " + node.op_type + " '" + node.name + "' -> " + shapes);
   }

@@ -76,15 +76,8 @@ int readers_of(const Graph& g, const std::string& value) {
 }
 
 Status add_int64_initializer(Graph& g, const std::string& name, int64_t value) {
-  GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DataType::kInt64, Shape{1}));
-  t.mutable_data<int64_t>()[0] = value;
-  ValueInfo info;
-  info.name = name;
-  info.dtype = DataType::kInt64;
-  info.has_shape = true;
-  info.dims = {Dim{1, {}}};
-  g.initializer_info[name] = info;
-  g.initializers[name] = std::move(t);
+  GB_ASSIGN_OR_RETURN(Tensor t, int64_tensor({value}));
+  set_initializer(g, name, std::move(t));
   return {};
 }
 

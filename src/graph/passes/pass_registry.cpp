@@ -1,6 +1,8 @@
 // The ordered list of graph passes and the helpers they share.
 #include "graph/passes/passes.h"
 
+#include <cstring>
+
 namespace glassbox::graph::passes {
 namespace {
 
@@ -53,6 +55,23 @@ bool is_pass_name(const std::string& name) {
   for (const auto& p : kPasses)
     if (name == p.name) return true;
   return false;
+}
+
+void set_initializer(Graph& graph, const std::string& name, Tensor t) {
+  ValueInfo info;
+  info.name = name;
+  info.dtype = t.dtype();
+  info.has_shape = true;
+  for (int64_t d : t.shape()) info.dims.push_back(Dim{d, {}});
+  graph.initializer_info[name] = std::move(info);
+  graph.initializers[name] = std::move(t);
+}
+
+Result<Tensor> int64_tensor(const std::vector<int64_t>& values, bool scalar) {
+  Shape shape = scalar ? Shape{} : Shape{static_cast<int64_t>(values.size())};
+  GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DataType::kInt64, shape));
+  if (!values.empty()) std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(int64_t));
+  return t;
 }
 
 bool node_has_subgraph(const Node& node) {

@@ -55,6 +55,10 @@ void collect_used_names(const Node& node, std::set<std::string>& used);
 // Names used anywhere inside subgraphs of the graph's nodes (outer-scope captures).
 std::set<std::string> names_used_in_subgraphs(const Graph& graph);
 bool node_has_subgraph(const Node& node);
+// Makes `t` the initializer `name`, with its ValueInfo (dtype, static shape) recorded beside it.
+void set_initializer(Graph& graph, const std::string& name, Tensor t);
+// An int64 constant of shape [values.size()], or a scalar (values holds one) when `scalar`.
+Result<Tensor> int64_tensor(const std::vector<int64_t>& values, bool scalar = false);
 
 // The pass functions (one per file).
 Status last_position_outputs(Graph& graph, PassContext& ctx, const std::string& pass_name);

@@ -110,13 +110,7 @@ std::string fresh_name(const Graph& g, const std::set<std::string>& used, const 
 Status add_initializer(Graph& g, std::set<std::string>& used, const std::string& base, Tensor t, std::string* name) {
   *name = fresh_name(g, used, base);
   used.insert(*name);
-  ValueInfo info;
-  info.name = *name;
-  info.dtype = t.dtype();
-  info.has_shape = true;
-  for (int64_t d : t.shape()) info.dims.push_back(Dim{d, {}});
-  g.initializer_info[*name] = info;
-  g.initializers[*name] = std::move(t);
+  set_initializer(g, *name, std::move(t));
   return {};
 }
 

@@ -39,13 +39,6 @@ bool known_shape(const Graph& graph, const PassContext& ctx, const std::string& 
   return true;
 }
 
-Result<Tensor> int64_tensor(const std::vector<int64_t>& values, bool scalar) {
-  Shape shape = scalar ? Shape{} : Shape{static_cast<int64_t>(values.size())};
-  GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DataType::kInt64, shape));
-  if (!values.empty()) std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(int64_t));
-  return t;
-}
-
 int64_t attr_int(const Node& n, const char* key, int64_t dflt) {
   const Attribute* a = n.attr(key);
   return a ? a->i : dflt;
@@ -80,17 +73,11 @@ Status shape_folding(Graph& graph, PassContext& ctx, const std::string& pass_nam
       for (int64_t i = start; i < end; ++i) values.push_back(shape[static_cast<size_t>(i)]);
     }
     GB_ASSIGN_OR_RETURN(Tensor t, int64_tensor(values, is_size));
-    ValueInfo info;
-    info.name = node.outputs[0];
-    info.dtype = DataType::kInt64;
-    info.has_shape = true;
-    for (int64_t d : t.shape()) info.dims.push_back(Dim{d, {}});
     std::string text = "[";
     for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
     ctx.log.push_back(pass_name + ": " + node.op_type + " '" + node.name + "' of '" + node.inputs[0] + "' -> constant " +
                       text + "]");
-    graph.initializer_info[node.outputs[0]] = info;
-    graph.initializers[node.outputs[0]] = std::move(t);
+    set_initializer(graph, node.outputs[0], std::move(t));
   }
   graph.nodes = std::move(kept);
   (void)captured;

@@ -8,7 +8,7 @@
 
 #include "core/process_memory.h"
 #include "diag/explain.h"
-#include "generation/result_json.h"
+#include "glassbox/generation_json.h"
 #include "glassbox/generation_memory.h"
 #include "glassbox/memory_budget.h"
 #include "server/codec/oip_codec.h"
@@ -32,13 +32,9 @@ nlohmann::ordered_json explain_json(const Session& session, const Pipeline* pipe
   auto rows = diag::explain_options(opts);
   auto process = diag::explain_process_options();  // the serving process's heap policy
   rows.insert(rows.end(), process.begin(), process.end());
-  auto j = diag::explain_to_json(rows);
-  if (pipeline) {
-    j["pipeline"] = nlohmann::ordered_json::array();
-    for (const auto& d : pipeline->derivations())
-      j["pipeline"].push_back({{"field", d.field}, {"value", d.value}, {"source", d.source}});
-  }
-  return j;
+  diag::ModelExplanation model{{}, session.op_decisions(), session.weights_cache_report()};
+  if (pipeline) model.decisions = pipeline->derivations();
+  return diag::explain_model_json(rows, model);
 }
 
 Status warm_up(const LoadedModel& m, const WarmupPlan& plan, int64_t reserved) {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <map>
 
-#include "runtime/tensor_io.h"
+#include "glassbox/tensor_io.h"
 #include "server/codec/oip_codec.h"
 
 namespace glassbox::server {

@@ -6,9 +6,10 @@
 #include <cstdio>
 #include <random>
 
-#include "generation/result_json.h"
+#include "glassbox/generation_json.h"
 #include "glassbox/version.h"
 #include "server/codec/json_body.h"
+#include "server/codec/sampling_fields.h"
 
 namespace glassbox::server {
 namespace {
@@ -73,36 +74,10 @@ std::optional<ApiError> bad(std::string message, std::string param, std::string 
 
 bool present(const json& b, const char* k) { return b.contains(k) && !b[k].is_null(); }
 
-std::optional<ApiError> read_number(const json& b, const char* k, std::optional<double>& out) {
-  if (!present(b, k)) return std::nullopt;
-  if (!b[k].is_number()) return bad(std::string("\"") + k + "\" must be a number", k);
-  out = b[k].get<double>();
-  return std::nullopt;
-}
-
-std::optional<ApiError> read_count(const json& b, const char* k, std::optional<int64_t>& out) {
-  if (!present(b, k)) return std::nullopt;
-  if (!b[k].is_number_integer() || b[k].get<int64_t>() < 0) return bad(std::string("\"") + k + "\" must be a non-negative integer", k);
-  out = b[k].get<int64_t>();
-  return std::nullopt;
-}
-
-std::optional<ApiError> read_stop(const json& b, std::vector<std::string>& out) {
-  if (!present(b, "stop")) return std::nullopt;
-  const json& s = b["stop"];
-  if (s.is_string()) {
-    out.push_back(s.get<std::string>());
-  } else if (s.is_array() && s.size() <= 16) {
-    for (const auto& e : s) {
-      if (!e.is_string()) return bad("\"stop\" must be a string or a list of strings", "stop");
-      out.push_back(e.get<std::string>());
-    }
-  } else {
-    return bad("\"stop\" must be a string or a list of at most 16 strings", "stop");
-  }
-  for (const auto& x : out)
-    if (x.empty()) return bad("\"stop\" strings must not be empty", "stop");
-  return std::nullopt;
+// A sampling field the request got wrong, as OpenAI's invalid_value error.
+std::optional<ApiError> bad_field(std::optional<FieldProblem> p) {
+  if (!p) return std::nullopt;
+  return bad(std::move(p->message), std::move(p->field));
 }
 
 // OpenAI sampling fields. temperature 0 = greedy, > 0 = sampling at that temperature; fields not
@@ -121,25 +96,10 @@ std::optional<ApiError> read_openai(const json& b, Params& p) {
   if (present(b, "n") && (!b["n"].is_number_integer() || b["n"].get<int64_t>() != 1))
     return bad("\"n\" must be 1: one choice per request (send several requests; they are batched together)", "n",
                "unsupported_parameter");
-  auto& r = p.request;
-  std::optional<int64_t> max_tokens, max_completion;
-  if (auto e = read_count(b, "max_tokens", max_tokens)) return e;
-  if (auto e = read_count(b, "max_completion_tokens", max_completion)) return e;
-  if (max_tokens && max_completion && *max_tokens != *max_completion)
-    return bad("\"max_tokens\" and \"max_completion_tokens\" differ: send one", "max_tokens");
-  r.max_new_tokens = max_completion ? max_completion : max_tokens;
-  if (auto e = read_number(b, "temperature", r.temperature)) return e;
-  if (r.temperature) {
-    if (*r.temperature < 0 || *r.temperature > 2) return bad("\"temperature\" must be between 0 and 2", "temperature");
-    r.do_sample = *r.temperature > 0;
-    if (*r.temperature == 0) r.temperature.reset();  // greedy: no temperature applies
-  }
-  if (auto e = read_number(b, "top_p", r.top_p)) return e;
-  if (present(b, "seed")) {
-    if (!b["seed"].is_number_integer()) return bad("\"seed\" must be an integer", "seed");
-    r.seed = static_cast<uint64_t>(b["seed"].get<int64_t>());
-  }
-  if (auto e = read_stop(b, r.stop_strings)) return e;
+  static const SamplingDialect openai{.prefix = "", .quote = true, .max_tokens = {"max_tokens", "max_completion_tokens"},
+                                      .temperature_zero_is_greedy = true, .sampling_when_any_sent = false,
+                                      .top_k_and_penalty = false, .signed_seed = true, .null_is_absent = true};
+  if (auto e = bad_field(read_sampling(b, openai, p.request))) return e;
   if (present(b, "stream")) {
     if (!b["stream"].is_boolean()) return bad("\"stream\" must be a boolean", "stream");
     p.stream = b["stream"].get<bool>();
@@ -163,23 +123,10 @@ std::optional<ApiError> read_tgi(const json& b, Params& p) {
   if (!present(b, "parameters")) return std::nullopt;
   const json& q = b["parameters"];
   if (!q.is_object()) return bad("\"parameters\" must be an object", "parameters");
-  auto& r = p.request;
-  if (auto e = read_count(q, "max_new_tokens", r.max_new_tokens)) return e;
-  if (auto e = read_number(q, "temperature", r.temperature)) return e;
-  if (auto e = read_count(q, "top_k", r.top_k)) return e;
-  if (auto e = read_number(q, "top_p", r.top_p)) return e;
-  if (auto e = read_number(q, "repetition_penalty", r.repetition_penalty)) return e;
-  if (auto e = read_stop(q, r.stop_strings)) return e;
-  if (present(q, "seed")) {
-    if (!q["seed"].is_number_unsigned()) return bad("\"parameters.seed\" must be a non-negative integer", "seed");
-    r.seed = q["seed"].get<uint64_t>();
-  }
-  if (present(q, "do_sample")) {
-    if (!q["do_sample"].is_boolean()) return bad("\"parameters.do_sample\" must be a boolean", "do_sample");
-    r.do_sample = q["do_sample"].get<bool>();
-  } else if (r.temperature || r.top_k || r.top_p) {
-    r.do_sample = true;
-  }
+  static const SamplingDialect tgi{.prefix = "parameters.", .quote = true, .max_tokens = {"max_new_tokens"},
+                                   .temperature_zero_is_greedy = false, .sampling_when_any_sent = true,
+                                   .top_k_and_penalty = true, .signed_seed = false, .null_is_absent = true};
+  if (auto e = bad_field(read_sampling(q, tgi, p.request))) return e;
   if (present(q, "details")) p.details = q["details"].is_boolean() && q["details"].get<bool>();
   for (const char* k : {"best_of", "decoder_input_details", "grammar", "top_n_tokens", "truncate", "watermark", "typical_p",
                         "frequency_penalty", "return_full_text"})

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "server/codec/request_fields.h"
+#include "server/codec/sampling_fields.h"
 #include "server/routes/generation_routes.h"
 
 namespace glassbox::server {
@@ -20,21 +21,6 @@ Error bad(std::string what, std::string where = "inputs") {
 // Request parameters that are not generation fields: OIP scheduling and encoding options.
 bool scheduling_parameter(const std::string& k) { return k == "timeout" || k == "priority" || k == "binary_data_output"; }
 
-std::optional<Error> read_count(const json& q, const char* k, std::optional<int64_t>& out) {
-  if (!q.contains(k)) return std::nullopt;
-  if (!q[k].is_number_integer() || q[k].get<int64_t>() < 0)
-    return bad(std::string("parameters.") + k + " must be a non-negative integer", "parameters");
-  out = q[k].get<int64_t>();
-  return std::nullopt;
-}
-
-std::optional<Error> read_number(const json& q, const char* k, std::optional<double>& out) {
-  if (!q.contains(k)) return std::nullopt;
-  if (!q[k].is_number()) return bad(std::string("parameters.") + k + " must be a number", "parameters");
-  out = q[k].get<double>();
-  return std::nullopt;
-}
-
 // OIP parameters -> the request overrides. temperature as OpenAI's (0 greedy, > 0 sampling at that
 // temperature) unless do_sample is sent; "stop" is a string or (JSON only) a list of strings. A key
 // that is neither a generation field nor an OIP scheduling option is refused, never ignored.
@@ -47,38 +33,10 @@ std::optional<Error> read_generation_parameters(const json& q, GenerationRequest
       return bad("parameter '" + k + "' is not a generation field; generation models accept max_tokens (or max_new_tokens), "
                  "temperature, top_p, top_k, seed, stop, do_sample, repetition_penalty, and timeout, priority", "parameters");
   }
-  std::optional<int64_t> max_tokens, max_new;
-  if (auto e = read_count(q, "max_tokens", max_tokens)) return e;
-  if (auto e = read_count(q, "max_new_tokens", max_new)) return e;
-  if (max_tokens && max_new && *max_tokens != *max_new)
-    return bad("parameters.max_tokens and parameters.max_new_tokens differ: send one", "parameters");
-  r.max_new_tokens = max_new ? max_new : max_tokens;
-  if (auto e = read_number(q, "temperature", r.temperature)) return e;
-  if (r.temperature) {
-    if (*r.temperature < 0 || *r.temperature > 2) return bad("parameters.temperature must be between 0 and 2", "parameters");
-    r.do_sample = *r.temperature > 0;
-    if (*r.temperature == 0) r.temperature.reset();  // greedy: no temperature applies
-  }
-  if (q.contains("do_sample")) {
-    if (!q["do_sample"].is_boolean()) return bad("parameters.do_sample must be true or false", "parameters");
-    r.do_sample = q["do_sample"].get<bool>();
-  }
-  if (auto e = read_number(q, "top_p", r.top_p)) return e;
-  if (auto e = read_count(q, "top_k", r.top_k)) return e;
-  if (auto e = read_number(q, "repetition_penalty", r.repetition_penalty)) return e;
-  if (q.contains("seed")) {
-    if (!q["seed"].is_number_unsigned()) return bad("parameters.seed must be a non-negative integer", "parameters");
-    r.seed = q["seed"].get<uint64_t>();
-  }
-  if (q.contains("stop")) {
-    const json& s = q["stop"];
-    if (s.is_string()) r.stop_strings.push_back(s.get<std::string>());
-    else if (s.is_array() && s.size() <= 16 && std::all_of(s.begin(), s.end(), [](const json& e) { return e.is_string(); }))
-      for (const auto& e : s) r.stop_strings.push_back(e.get<std::string>());
-    else return bad("parameters.stop must be a string or a list of at most 16 strings", "parameters");
-    for (const auto& x : r.stop_strings)
-      if (x.empty()) return bad("parameters.stop strings must not be empty", "parameters");
-  }
+  static const SamplingDialect oip{.prefix = "parameters.", .quote = false, .max_tokens = {"max_tokens", "max_new_tokens"},
+                                   .temperature_zero_is_greedy = true, .sampling_when_any_sent = false,
+                                   .top_k_and_penalty = true, .signed_seed = false, .null_is_absent = false};
+  if (auto p = read_sampling(q, oip, r)) return bad(std::move(p->message), "parameters");
   return std::nullopt;
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/tensor_rows.h"
 #include "glassbox/numerics.h"
 #include "server/scheduler/pending.h"
 
@@ -44,19 +45,13 @@ bool compatible(const std::vector<NamedTensor>& a, const std::vector<NamedTensor
   return true;
 }
 
-Result<std::vector<NamedTensor>> concat_feeds(const std::vector<std::shared_ptr<Scheduler::Pending>>& items, int64_t total) {
+Result<std::vector<NamedTensor>> concat_feeds(const std::vector<std::shared_ptr<Scheduler::Pending>>& items) {
   std::vector<NamedTensor> out;
   const auto& first = feeds_of(*items.front());
   for (size_t i = 0; i < first.size(); ++i) {
-    Shape shape = first[i].tensor.shape();
-    shape[0] = total;
-    GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(first[i].tensor.dtype(), shape));
-    char* dst = static_cast<char*>(t.mutable_raw());
-    for (const auto& p : items) {
-      const Tensor& src = feeds_of(*p)[i].tensor;
-      if (src.nbytes()) std::memcpy(dst, src.raw(), src.nbytes());
-      dst += src.nbytes();
-    }
+    std::vector<const Tensor*> parts;
+    for (const auto& p : items) parts.push_back(&feeds_of(*p)[i].tensor);
+    GB_ASSIGN_OR_RETURN(Tensor t, concat_rows(parts));
     out.push_back({first[i].name, std::move(t)});
   }
   return out;
@@ -68,15 +63,11 @@ std::optional<std::vector<std::vector<NamedTensor>>> split_outputs(const std::ve
   std::vector<std::vector<NamedTensor>> per(rows.size());
   for (const auto& o : outs) {
     if (o.tensor.rank() == 0 || o.tensor.shape()[0] != total) return std::nullopt;
-    const size_t row_bytes = total ? o.tensor.nbytes() / static_cast<size_t>(total) : 0;
-    const char* src = static_cast<const char*>(o.tensor.raw());
+    int64_t begin = 0;
     for (size_t k = 0; k < rows.size(); ++k) {
-      Shape shape = o.tensor.shape();
-      shape[0] = rows[k];
-      auto t = Tensor::allocate(o.tensor.dtype(), shape);
+      auto t = copy_rows(o.tensor, begin, rows[k]);
       if (!t.ok()) return std::nullopt;
-      if (t->nbytes()) std::memcpy(t->mutable_raw(), src, t->nbytes());
-      src += row_bytes * static_cast<size_t>(rows[k]);
+      begin += rows[k];
       per[k].push_back({o.name, std::move(t).value()});
     }
   }
@@ -146,7 +137,7 @@ void Scheduler::run_tensor(std::unique_lock<std::mutex>& lock, const std::shared
     std::vector<int64_t> rows;
     int64_t sum = 0;
     for (const auto& p : live) sum += rows.emplace_back(feeds_of(*p).front().tensor.shape()[0]);
-    auto feeds = concat_feeds(live, sum);
+    auto feeds = concat_feeds(live);
     const auto t0 = Clock::now();
     auto r = feeds.ok() ? engine_run(*feeds, live.front()->item.meta.get()) : Result<std::vector<NamedTensor>>(feeds.error());
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();

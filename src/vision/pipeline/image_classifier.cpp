@@ -152,17 +152,7 @@ Result<SizedRun> ImageClassifier::largest_run() const {
 
 Result<ImageClassification> ImageClassifier::classify(const RgbImage& image, int top_k) const {
   const Impl& m = *impl_;
-  GB_ASSIGN_OR_RETURN(PixelTensor px, preprocess(image, m.pre, m.layout, m.limits));
-  for (const auto& s : m.session->inputs())
-    if (s.name == m.input && s.dims.size() == px.dims.size())
-      for (size_t i = 0; i < px.dims.size(); ++i)
-        if (s.dims[i] >= 0 && s.dims[i] != px.dims[i])
-          return make_error(ErrorCode::kInvalidArgument,
-                            "preprocessing made " + shape_to_string(px.dims) + " but the model input is " + s.to_string(),
-                            {}, "the model's preprocessor_config.json does not match its input size (glassbox never "
-                                "resizes to fit silently)");
-  GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DataType::kFloat32, px.dims));
-  std::copy(px.values.begin(), px.values.end(), t.mutable_data<float>());
+  GB_ASSIGN_OR_RETURN(Tensor t, pixel_batch({&image}, m.pre, m.layout, m.limits, *m.session, m.input));
   GB_ASSIGN_OR_RETURN(auto outs, m.session->run({{m.input, std::move(t)}}));
   const Tensor* logits = nullptr;
   for (const auto& o : outs)

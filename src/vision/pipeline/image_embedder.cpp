@@ -200,30 +200,15 @@ std::vector<float> embedding_row(const Tensor& t, int64_t r, const ImageEmbedder
 }
 
 Result<std::vector<ImageEmbedding>> run_batch(const ImageEmbedder::Impl& m, const std::vector<const RgbImage*>& images) {
-  std::vector<PixelTensor> px;
-  for (const RgbImage* im : images) {
-    GB_ASSIGN_OR_RETURN(PixelTensor p, preprocess(*im, m.pre, m.layout, m.limits));
-    if (!px.empty() && p.dims != px.front().dims) return make_error(ErrorCode::kInternal, "preprocessing made two sizes for one model");
-    px.push_back(std::move(p));
-  }
-  std::vector<int64_t> dims = px.front().dims;
-  dims[0] = static_cast<int64_t>(px.size());
-  for (const auto& s : m.session->inputs())
-    if (s.name == m.input && s.has_shape && s.dims.size() == dims.size())
-      for (size_t i = 1; i < dims.size(); ++i)
-        if (s.dims[i] >= 0 && s.dims[i] != dims[i])
-          return make_error(ErrorCode::kInvalidArgument, "preprocessing made " + shape_to_string(dims) + " but the model input is " + s.to_string(),
-                            {}, "the model's preprocessor_config.json does not match its input size (glassbox never resizes to fit silently)");
-  GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DataType::kFloat32, dims));
-  float* dst = t.mutable_data<float>();
-  for (const auto& p : px) dst = std::copy(p.values.begin(), p.values.end(), dst);
+  GB_ASSIGN_OR_RETURN(Tensor t, pixel_batch(images, m.pre, m.layout, m.limits, *m.session, m.input));
+  const int64_t n = t.shape()[0];
   GB_ASSIGN_OR_RETURN(auto outs, m.session->run({{m.input, std::move(t)}}));
   const Tensor* out = nullptr;
   for (const auto& o : outs)
     if (o.name == m.output) out = &o.tensor;
   const bool rank_ok = out && (out->rank() == 2 || (out->rank() == 3 && !m.pooling.empty()));
-  if (!rank_ok || out->dtype() != DataType::kFloat32 || out->shape()[0] != dims[0])
-    return make_error(ErrorCode::kInvalidModel, "output '" + m.output + "' is not float32 [" + std::to_string(dims[0]) +
+  if (!rank_ok || out->dtype() != DataType::kFloat32 || out->shape()[0] != n)
+    return make_error(ErrorCode::kInvalidModel, "output '" + m.output + "' is not float32 [" + std::to_string(n) +
                                                     ", D] (or [N, tokens, D] with a declared pooling)");
   std::vector<ImageEmbedding> res;
   for (size_t i = 0; i < images.size(); ++i)
