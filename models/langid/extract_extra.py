@@ -13,6 +13,14 @@ Output (models/langid/data/):
                doc = fortune file name or gettext domain ("coreutils", "wesnoth-httt"); the same
                domain is one document in every language.
   words.jsonl  {"lang", "words": [...]} per language.
+  short.jsonl  (v6) one JSON object per gettext DOCUMENT: {"lang", "doc", "shorts": [...]}: the
+               1-3-word messages ("Open file", "Guten Morgen", "Datei speichern"; CJK: 2-6
+               characters) that the sentence filter drops for being short. Same documents, same
+               split rule as extra.jsonl. A short message is kept only if it is written in its
+               language's script, is not an English msgid of any catalog (case-insensitive:
+               untranslated labels), is not from the iso-codes catalogs
+               (names of languages, countries, currencies), and occurs (case-insensitive) in one language only -
+               "Internet", "Bluetooth" or "OK" say nothing about the language.
 
 Held-out split (train.py): a document is test iff int(md5(doc)[:8], 16) % 10 == 0 -- the same
 rule as for man pages, so a test catalog is test in every language (its msgids too); a word is
@@ -112,6 +120,71 @@ def clean_message(s):
     return s
 
 
+SHORT_WORD = re.compile(r"^[^\W\d_]+(?:[-'’][^\W\d_]+)*$")
+
+
+def short_message(m, lang):
+    """The message as a short training text, or None (see short.jsonl in the module doc)."""
+    m = unicodedata.normalize("NFC", re.sub(r"\s+", " ", m)).strip().rstrip(".:!?…。：！？").strip()
+    if not m or "\n" in m:
+        return None
+    counts = {}
+    for ch in m:
+        sc = script_of(ch)
+        if sc:
+            counts[sc] = counts.get(sc, 0) + 1
+    letters = sum(counts.values())
+    if lang in ("ja", "zh", "ko"):
+        native = {"ja": counts.get("kana", 0) + counts.get("han", 0), "zh": counts.get("han", 0),
+                  "ko": counts.get("hangul", 0)}[lang]
+        if not 2 <= len(m) <= 6 or native != len(m.replace(" ", "")) or native == 0:
+            return None
+        if (lang == "ja" and counts.get("kana", 0) == 0) or (lang == "zh" and counts.get("kana", 0)):
+            return None
+        return m
+    words = m.split()
+    if not 1 <= len(words) <= 3 or not all(SHORT_WORD.match(w) for w in words) or letters < 3:
+        return None
+    script = "cyr" if lang in ("ru", "uk", "sr") else "lat"
+    if counts.get(script, 0) != letters or m.isupper():
+        return None
+    return m
+
+
+def short_documents(by_doc, files, english):
+    """short.jsonl's documents from the catalogs' messages (before sentence splitting)."""
+    english_keys = {m.strip().rstrip(".:!?…").casefold() for msgs in english.values() for m in msgs}
+    found = {}  # (lang, domain) -> [short...]
+    langs_of = {}  # casefolded short -> {lang}
+    for (lang, domain), msgs in sorted(by_doc.items()):
+        if domain.startswith("iso_"):
+            continue  # iso-codes: names of languages, countries, currencies - proper nouns, mostly untranslated
+        for m in msgs:
+            s = short_message(m, lang)
+            if s and s.casefold() not in english_keys:
+                found.setdefault((lang, domain), []).append(s)
+                langs_of.setdefault(s.casefold(), set()).add(lang)
+    for domain, msgs in sorted(english.items()):
+        if domain.startswith("iso_"):
+            continue
+        for m in sorted(msgs):
+            s = short_message(m, "en")
+            if s:
+                found.setdefault(("en", domain), []).append(s)
+                langs_of.setdefault(s.casefold(), set()).add("en")
+    docs, seen = [], {}
+    for (lang, domain), shorts in sorted(found.items()):
+        own = seen.setdefault(lang, set())
+        keep = []
+        for s in shorts:
+            if len(langs_of[s.casefold()]) == 1 and s not in own:
+                own.add(s)
+                keep.append(s)
+        if keep:
+            docs.append({"lang": lang, "doc": "mo:" + domain, "shorts": keep})
+    return docs
+
+
 def catalogs():
     by_doc = {}  # (lang, domain) -> [msgstr...];  domain -> {msgid...} for English
     files = {}  # (lang, domain) -> catalog paths
@@ -147,7 +220,7 @@ def catalogs():
     for domain, msgs in sorted(english.items()):
         sents = [s for m in sorted(msgs) for s in split_sents(m)]
         docs.append({"lang": "en", "doc": "mo:" + domain, "source": "gettext msgids", "sents": sents})
-    return docs
+    return docs, short_documents(by_doc, files, english)
 
 
 def dictionary_words(lang):
@@ -182,7 +255,15 @@ def dictionary_words(lang):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    docs = fortunes() + catalogs()
+    mo_docs, shorts = catalogs()
+    docs = fortunes() + mo_docs
+    with open(os.path.join(OUT, "short.jsonl"), "w", encoding="utf-8") as f:
+        per_lang = {}
+        for d in shorts:
+            f.write(json.dumps(d, ensure_ascii=False) + "\n")
+            per_lang[d["lang"]] = per_lang.get(d["lang"], 0) + len(d["shorts"])
+        for lang, n in sorted(per_lang.items()):
+            print(f"{lang}\tshort messages {n}", file=sys.stderr)
     stats = {}
     seen = {}
     with open(os.path.join(OUT, "extra.jsonl"), "w", encoding="utf-8") as f:

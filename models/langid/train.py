@@ -212,6 +212,38 @@ def augment_variants(s, lang):
     return out
 
 
+def short_variants(s, lang):
+    """Deterministic (hash-seeded) forms of a short text as people type them: as written, and
+    sometimes lower-cased and/or with a final ! ? or . (greetings and questions)."""
+    r = random.Random(int(md5("sv" + s)[:12], 16))
+    out = [s]
+    if lang not in ("ja", "zh", "ko") and s.lower() != s and r.random() < 0.3:
+        out.append(s.lower())
+    if r.random() < 0.3:
+        mark = r.choice(["!", "?", "."]) if lang not in ("ja", "zh") else r.choice(["！", "？", "。"])
+        out.append(s + mark)
+    return out
+
+
+def word_window(s, lang):
+    """A 1-3-word window of a sentence (2-6 characters for ja/zh), hash-seeded; None if too short."""
+    r = random.Random(int(md5("ww" + s)[:12], 16))
+    if lang in ("ja", "zh"):
+        if len(s) < 4:
+            return None
+        n = r.randint(2, 6)
+        st = r.randrange(max(1, len(s) - n + 1))
+        return s[st:st + n].strip() or None
+    w = [x.strip(".,;:!?\"'()«»„“”") for x in s.split()]
+    w = [x for x in w if x]
+    if len(w) < 2:
+        return None
+    n = r.randint(1, min(3, len(w)))
+    st = r.randrange(len(w) - n + 1)
+    frag = " ".join(w[st:st + n])
+    return frag[:1].upper() + frag[1:] if r.random() < 0.5 else frag
+
+
 # ----------------------------------------------------------------------------- data
 def encode_texts(texts, tokenizer_json):
     inp = os.path.join(DATA, "enc_in.txt")
@@ -364,6 +396,11 @@ def main():
     ap.add_argument("--p-words", type=float, default=0.08, help="P(example = 1-4 dictionary words)")
     ap.add_argument("--extra-cap", type=int, default=15000, help="extra train sentences per language (hash-sampled)")
     ap.add_argument("--words-cap", type=int, default=20000, help="dictionary train words per language (hash-sampled)")
+    ap.add_argument("--short", action="store_true",
+                    help="v6: also train on 1-3-word texts: the short gettext messages of data/short.jsonl "
+                         "(extract_extra.py) and 1-3-word windows of extra train sentences")
+    ap.add_argument("--p-short", type=float, default=0.15, help="P(example = one or two short texts), with --short")
+    ap.add_argument("--short-cap", type=int, default=20000, help="short train messages per language (hash-sampled)")
     args = ap.parse_args()
     DATA = args.data or DATA
 
@@ -469,6 +506,37 @@ def main():
             for w in wl.get(lang, []):
                 texts.append(w)
                 where.append((split, lang, 0))
+    # v6 short texts: gettext short messages (split by document) + 1-3-word windows of extra train sentences
+    short_train, short_test = {}, {}
+    if args.short:
+        with open(os.path.join(DATA, "short.jsonl"), encoding="utf-8") as f:
+            for line in f:
+                rec = json.loads(line)
+                if rec["lang"] not in labels:
+                    continue
+                side = short_test if is_test(rec["doc"]) else short_train
+                side.setdefault(rec["lang"], []).extend(rec["shorts"])
+        for lang in labels:
+            tr = sorted(short_train.get(lang, []), key=lambda x: md5("st" + x))[:args.short_cap]
+            for rec in extra_train.get(lang, []):
+                for s in rec["sents"]:
+                    if int(md5("ww" + s)[:8], 16) % 100 < 50:
+                        w = word_window(s, lang)
+                        if w:
+                            tr.append(w)
+            short_train[lang] = tr
+            short_test[lang] = sorted(short_test.get(lang, []), key=lambda x: md5("t" + x))[:300]
+            print(f"{lang}: short train {len(tr)} | short test {len(short_test[lang])}", file=sys.stderr)
+    for split, sl in (("strain", short_train), ("stest", short_test)):
+        for lang in labels:
+            for s in sl.get(lang, []):
+                for v in (short_variants(s, lang) if split == "strain" else [s]):
+                    texts.append(v)
+                    where.append((split, lang, 0))
+    short4 = read_tsv("short4.tsv")  # 2-3-word phrases, written before v5 was run on them
+    for lang, s in short4:
+        texts.append(s)
+        where.append(("short4", lang, 0))
     for lang, s in everyday3:  # before sanity/everyday2: torch_ref slices those from the end
         texts.append(s)
         where.append(("everyday3", lang, 0))
@@ -491,8 +559,17 @@ def main():
     xtest_sent = {l: [] for l in labels}
     wtrain = {l: [] for l in labels}
     wtest = {l: [] for l in labels}
+    strain = {l: [] for l in labels}
+    stest = {l: [] for l in labels}
+    short4_seqs = {l: [] for l in labels}
     for (split, lang, pi), x in zip(where, ids):
         if not x:
+            continue
+        if split == "strain":
+            strain[lang].append(x[:max_body])
+            continue
+        if split in ("stest", "short4"):
+            (stest if split == "stest" else short4_seqs)[lang].append([CLS] + x[:max_body] + [SEP])
             continue
         if split == "train":
             train[lang].setdefault(pi, []).append(x)
@@ -557,7 +634,6 @@ def main():
         model = LangId(vocab_size, len(labels), args.hidden, args.layers, args.heads, args.ff,
                        args.max_length)
     if args.init_from:
-        assert args.arch == "transformer", "--init-from reads the transformer's ONNX export only"
         load_onnx_weights(model, args.init_from)
         print(f"initialized from {args.init_from}", file=sys.stderr)
     nparams = sum(p.numel() for p in model.parameters())
@@ -598,6 +674,12 @@ def main():
                 body = []
                 for _ in range(rng.randint(1, 4)):
                     body += wtrain[lang][rng.randrange(len(wtrain[lang]))]
+                seqs.append([CLS] + body[:max_body] + [SEP])
+            elif args.short and r < args.p_extra + args.p_words + args.p_short and strain[lang]:
+                # one short text (80 %) or two in a row ("Danke schön" + "Bis morgen")
+                body = list(strain[lang][rng.randrange(len(strain[lang]))])
+                if rng.random() < 0.2:
+                    body += strain[lang][rng.randrange(len(strain[lang]))]
                 seqs.append([CLS] + body[:max_body] + [SEP])
             else:
                 seqs.append(make_example(train_ld[lang], rng, max_body, args.p_single, args.p_fragment,
@@ -645,6 +727,12 @@ def main():
                                 "sentences (>=3 tokens; <=300 per language)"))
         report.append(fmt_table(accuracy_table(model, {l: v for l, v in wtest.items() if v}, labels),
                                 "Held-out dictionary words, one word per input (<=300 per language)"))
+    if args.short:
+        report.append(fmt_table(accuracy_table(model, {l: v for l, v in stest.items() if v}, labels),
+                                "Held-out short gettext messages (1-3 words; CJK 2-6 characters), one per input "
+                                "(test documents; <=300 per language)"))
+    report.append(fmt_table(accuracy_table(model, {l: v for l, v in short4_seqs.items() if v}, labels),
+                            "Fourth hand-written set (short4.tsv, 2-3-word phrases; top label, no abstaining)"))
     report.append(fmt_table(accuracy_table(model, {l: v for l, v in sanity_seqs.items() if v}, labels),
                             "Hand-written everyday sentences (sanity.tsv)"))
     report.append(fmt_table(accuracy_table(model, {l: v for l, v in everyday2_seqs.items() if v}, labels),
