@@ -15,7 +15,9 @@
 // Latency and RSS mean something only for a Release build of glassbox (the ctest build has ASan); CER does not
 // depend on the build.
 //
-// Usage: node bench/ocr/evaluate.js GLASSBOX_BINARY [--threads 2] [--json OUT.json]
+// Usage: node bench/ocr/evaluate.js GLASSBOX_BINARY [--threads 2] [--json OUT.json] [--set KEY=VALUE,...]
+//   --set: OCR settings written into the glassbox model directory's glassbox.json "ocr" object (numbers), e.g.
+//   --set rec_batch_num=1,cls_batch_num=1,rec_width_multiple=1 (one crop per run at PaddleOCR's exact width).
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -71,6 +73,17 @@ function main() {
     const imgDir = path.join(tmp, 'img'), modelDir = path.join(tmp, 'model');
     execFileSync('/usr/bin/python3', [path.join(__dirname, 'make_eval_images.py'), imgDir]);
     execFileSync('/usr/bin/python3', [path.join(ROOT, 'scripts', 'make_ocr_model_dir.py'), modelDir, '--link']);
+    const settings = arg('--set', '');
+    if (settings) {
+      const gjPath = path.join(modelDir, 'glassbox.json');
+      const gj = JSON.parse(fs.readFileSync(gjPath, 'utf8'));
+      for (const kv of settings.split(',')) {
+        const [k, v] = kv.split('=');
+        if (!k || v === undefined || Number.isNaN(Number(v))) throw new Error(`--set: expected KEY=NUMBER, got ${kv}`);
+        gj.ocr[k] = Number(v);
+      }
+      fs.writeFileSync(gjPath, JSON.stringify(gj));
+    }
     const truth = JSON.parse(fs.readFileSync(path.join(imgDir, 'truth.json'), 'utf8'));
     const names = Object.keys(truth);
     const images = names.map((n) => path.join(imgDir, truth[n].file));

@@ -72,14 +72,19 @@ Result<ExplainedModel> explain_model(const std::string& path, const PipelineOpti
   const bool dir = fs::is_directory(path, ec);
   // A folder without tokenizer.json is a tensor model as `serve` reads it.
   const bool tensor_dir = dir && !fs::exists(fs::path(path) / "tokenizer.json", ec);
-  out.warmup_dir = dir ? path : fs::path(path).filename() == "model.onnx" ? fs::path(path).parent_path().string() : std::string();
+  // Image and OCR directories have no warm-up file (warmup_dir stays empty).
+  const std::string warmup_dir =
+      dir ? path : fs::path(path).filename() == "model.onnx" ? fs::path(path).parent_path().string() : std::string();
   if (dir && vision::ocr::is_ocr_model_dir(path)) {
     GB_RETURN_IF_ERROR(explain_ocr(path, opts, out.model));
-    out.warmup_dir.clear();
-  } else if (dir && vision::is_image_model_dir(path)) {
+    return out;
+  }
+  if (dir && vision::is_image_model_dir(path)) {
     GB_RETURN_IF_ERROR(explain_image(path, opts, out.model));
-    out.warmup_dir.clear();
-  } else if (dir && !tensor_dir) {
+    return out;
+  }
+  out.warmup_dir = warmup_dir;
+  if (dir && !tensor_dir) {
     GB_RETURN_IF_ERROR(explain_text(path, pipeline_options, max_memory, opts, out.model));
     out.pipeline = true;
   } else {

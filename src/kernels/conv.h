@@ -23,6 +23,17 @@ struct ConvGeometry {
   int64_t pad_end[3] = {0, 0, 0};
 };
 
+// An element-wise function of the convolution's output, applied inside the oneDNN primitive (a post-op:
+// no second pass over memory); the reference path applies it after the loops (conv_activation_reference).
+struct ConvActivation {
+  enum class Kind { kNone, kRelu, kClip, kHardSigmoid, kHardSwish, kSigmoid };
+  Kind kind = Kind::kNone;
+  // kClip: y = min(max(x, alpha), beta); kHardSigmoid: y = max(0, min(1, alpha x + beta)); others: unused.
+  float alpha = 0.f, beta = 0.f;
+};
+// Applies `a` to y[0..n) in place (y = x * min(max(x + 3, 0), 6) / 6 for kHardSwish).
+void conv_activation_reference(const ConvActivation& a, float* y, int64_t n);
+
 // Conv: x [n, c_in, in...], w [c_out, c_in/group, kernel...], b [c_out] or nullptr -> y [n, c_out, out...].
 void conv_f32_reference(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y);
 // ConvTranspose: x [n, c_in, in...], w [c_in, c_out/group, kernel...], b [c_out] or nullptr -> y [n, c_out, out...].
@@ -35,7 +46,8 @@ void conv_transpose_f32_reference(const ConvGeometry& g, const float* x, const f
 class DnnlConv {
  public:
   // nullptr when oneDNN cannot create the primitive (the caller falls back to the reference).
-  static std::unique_ptr<DnnlConv> create(const ConvGeometry& g, bool transposed, const float* w, const float* b);
+  static std::unique_ptr<DnnlConv> create(const ConvGeometry& g, bool transposed, const float* w, const float* b,
+                                          const ConvActivation& activation = {});
   ~DnnlConv();
   // threads: OpenMP threads oneDNN may use for this call (the session's thread count).
   // A oneDNN failure throws KernelError (kernels/kernel_error.h; the executor returns it as an Error).

@@ -1,5 +1,8 @@
 #include "kernels/conv.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace glassbox::kernels {
 namespace {
 
@@ -97,6 +100,29 @@ void conv_transpose_f32_reference(const ConvGeometry& g, const float* x, const f
             }
       }
     }
+}
+
+void conv_activation_reference(const ConvActivation& a, float* y, int64_t n) {
+  using K = ConvActivation::Kind;
+  // One loop per kind (no branch inside: the compiler vectorizes min/max).
+  switch (a.kind) {
+    case K::kNone: return;
+    case K::kRelu:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::max(y[i], 0.f);
+      return;
+    case K::kClip:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], a.alpha), a.beta);
+      return;
+    case K::kHardSigmoid:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::max(0.f, std::min(1.f, a.alpha * y[i] + a.beta));
+      return;
+    case K::kHardSwish:
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] * std::min(std::max(y[i] + 3.f, 0.f), 6.f) * (1.f / 6.f);
+      return;
+    case K::kSigmoid:
+      for (int64_t i = 0; i < n; ++i) y[i] = 1.f / (1.f + std::exp(-y[i]));
+      return;
+  }
 }
 
 }  // namespace glassbox::kernels

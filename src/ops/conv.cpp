@@ -1,4 +1,5 @@
-// Conv (float32, 1-3 spatial dims): pads/auto_pad/strides/dilations/group.
+// Conv (float32, 1-3 spatial dims): pads/auto_pad/strides/dilations/group; also glassbox::FusedConv
+// (conv_epilogue_fusion: the same op with an activation applied as a oneDNN post-op; fused_conv.cpp).
 // Runs oneDNN (primitive + reordered weights cached per input shape and weight
 // buffer); falls back to the reference loops when oneDNN refuses a geometry.
 #include <map>
@@ -17,7 +18,7 @@ struct ConvAttrs {
 
 class ConvOp final : public Op {
  public:
-  explicit ConvOp(ConvAttrs a) : a_(std::move(a)) {}
+  ConvOp(ConvAttrs a, kernels::ConvActivation act) : a_(std::move(a)), act_(act) {}
   Status compute(ComputeContext& ctx) const override {
     GB_ASSIGN_OR_RETURN(const Tensor* x, nn::need_input(ctx, 0, "X"));
     GB_ASSIGN_OR_RETURN(const Tensor* w, nn::need_input(ctx, 1, "W"));
@@ -64,13 +65,14 @@ class ConvOp final : public Op {
       geo.pad_end[i] = rs.pad_end[i];
     }
     const float* bp = b ? b->data<float>() : nullptr;
-    if (x->numel() == 0) {  // empty channels: output is just the bias
+    std::shared_ptr<kernels::DnnlConv> prim =
+        x->numel() == 0 ? nullptr : get_primitive(geo, x->shape(), w->data<float>(), bp);  // empty channels: just the bias
+    if (prim) {
+      prim->run(x->data<float>(), y->mutable_data<float>(), ctx.pool().size());
+    } else {
       kernels::conv_f32_reference(geo, x->data<float>(), w->data<float>(), bp, y->mutable_data<float>());
-      return Status::ok_status();
+      kernels::conv_activation_reference(act_, y->mutable_data<float>(), y->numel());
     }
-    std::shared_ptr<kernels::DnnlConv> prim = get_primitive(geo, x->shape(), w->data<float>(), bp);
-    if (prim) prim->run(x->data<float>(), y->mutable_data<float>(), ctx.pool().size());
-    else kernels::conv_f32_reference(geo, x->data<float>(), w->data<float>(), bp, y->mutable_data<float>());
     return Status::ok_status();
   }
 
@@ -84,25 +86,28 @@ class ConvOp final : public Op {
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     if (cache_.size() >= kMaxCached) cache_.clear();  // bounded: shape signatures rarely exceed a few
-    std::shared_ptr<kernels::DnnlConv> p = kernels::DnnlConv::create(geo, false, w, b);
+    std::shared_ptr<kernels::DnnlConv> p = kernels::DnnlConv::create(geo, false, w, b, act_);
     cache_[key] = p;
     return p;
   }
 
   static constexpr size_t kMaxCached = 16;
   ConvAttrs a_;
+  kernels::ConvActivation act_;
   mutable std::mutex mu_;
   mutable std::map<std::vector<int64_t>, std::shared_ptr<kernels::DnnlConv>> cache_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Op>> create_Conv(const graph::Node& node, int64_t) {
+Result<std::unique_ptr<Op>> nn::create_conv_op(const graph::Node& node, kernels::ConvActivation activation) {
   ConvAttrs a;
   GB_ASSIGN_OR_RETURN(a.spatial, nn::parse_spatial_attrs(node));
   GB_ASSIGN_OR_RETURN(a.group, attr_int(node, "group", 1));
   if (a.group < 1) return make_error(ErrorCode::kInvalidModel, "group must be >= 1");
-  return std::unique_ptr<Op>(new ConvOp(std::move(a)));
+  return std::unique_ptr<Op>(new ConvOp(std::move(a), activation));
 }
+
+Result<std::unique_ptr<Op>> create_Conv(const graph::Node& node, int64_t) { return nn::create_conv_op(node, {}); }
 
 }  // namespace glassbox::ops

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/conv.h"
 #include "ops/nn_args.h"
 
 namespace glassbox::ops::nn {
@@ -122,5 +123,8 @@ inline Result<kernels::PoolGeometry> pool_geometry(const ComputeContext& ctx, co
   }
   return g;
 }
+
+// The Conv op (conv.cpp) with `activation` applied to its output: Conv itself ({}) and glassbox::FusedConv.
+Result<std::unique_ptr<Op>> create_conv_op(const graph::Node& node, kernels::ConvActivation activation);
 
 }  // namespace glassbox::ops::nn

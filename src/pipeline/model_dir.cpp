@@ -141,12 +141,19 @@ Result<std::optional<TruncationPolicy>> parse_truncation(const std::string& text
 
 namespace {
 
+// The directory's glassbox.json as the derive_* steps cite it: its content, its name (a decision's source) and
+// its path (an error's where).
+struct GlassboxJson {
+  const json& g;
+  std::string name;
+  std::string path;
+};
+GlassboxJson glassbox_json(const ModelDirFiles& f) { return {f.glassbox, "glassbox.json", f.dir + "/glassbox.json"}; }
+
 // task: glassbox.json > a sparse head (embeds) > output 'logits' with config.json id2label (classify) > embed.
 Status derive_task(const ModelDirFiles& f, const std::vector<TensorSpec>& outputs, PipelineDecisions& dec,
                    std::vector<Derivation>& d) {
-  const json& g = f.glassbox;
-  const std::string gj = "glassbox.json";
-  const std::string gj_path = f.dir + "/" + gj;
+  const auto& [g, gj, gj_path] = glassbox_json(f);
   GB_ASSIGN_OR_RETURN(auto task, get_opt<std::string>(g, "task", gj_path));
   if (task) {
     if (*task == "classify") dec.task = PipelineTask::kClassify;
@@ -168,9 +175,7 @@ Status derive_task(const ModelDirFiles& f, const std::vector<TensorSpec>& output
 
 // max_length: glassbox.json > sentence_bert_config.json > tokenizer_config.json > config.json; none is an error.
 Status derive_max_length(const ModelDirFiles& f, PipelineDecisions& dec, std::vector<Derivation>& d) {
-  const json& g = f.glassbox;
-  const std::string gj = "glassbox.json";
-  const std::string gj_path = f.dir + "/" + gj;
+  const auto& [g, gj, gj_path] = glassbox_json(f);
   const std::string tc_path = f.dir + "/tokenizer_config.json";
   const std::string cfg_path = f.dir + "/config.json";
   GB_ASSIGN_OR_RETURN(auto v, get_opt<int64_t>(g, "max_length", gj_path));
@@ -204,9 +209,7 @@ Status derive_max_length(const ModelDirFiles& f, PipelineDecisions& dec, std::ve
 // truncation: flag > glassbox.json > none (an overlong input is an error).
 Status derive_truncation(const ModelDirFiles& f, const PipelineOptions& options, PipelineDecisions& dec,
                          std::vector<Derivation>& d) {
-  const json& g = f.glassbox;
-  const std::string gj = "glassbox.json";
-  const std::string gj_path = f.dir + "/" + gj;
+  const auto& [g, gj, gj_path] = glassbox_json(f);
   std::string trunc = "none";
   std::string trunc_src = "default: an overlong input is an error, nothing is dropped silently";
   Side side = Side::kRight;
@@ -249,9 +252,7 @@ Status derive_truncation(const ModelDirFiles& f, const PipelineOptions& options,
 // batch_size: flag > glassbox.json > default.
 Status derive_batch_size(const ModelDirFiles& f, const PipelineOptions& options, PipelineDecisions& dec,
                          std::vector<Derivation>& d) {
-  const json& g = f.glassbox;
-  const std::string gj = "glassbox.json";
-  const std::string gj_path = f.dir + "/" + gj;
+  const auto& [g, gj, gj_path] = glassbox_json(f);
   if (options.batch_size) {
     dec.batch_size = *options.batch_size;
     d.push_back({"batch_size", std::to_string(dec.batch_size), "flag --batch"});
@@ -269,9 +270,7 @@ Status derive_batch_size(const ModelDirFiles& f, const PipelineOptions& options,
 
 // pad_id: glassbox.json > tokenizer.json padding > a pad token in the vocabulary > 0 (masked out).
 Status derive_pad_id(const ModelDirFiles& f, const Tokenizer& tokenizer, PipelineDecisions& dec, std::vector<Derivation>& d) {
-  const json& g = f.glassbox;
-  const std::string gj = "glassbox.json";
-  const std::string gj_path = f.dir + "/" + gj;
+  const auto& [g, gj, gj_path] = glassbox_json(f);
   GB_ASSIGN_OR_RETURN(auto pad, get_opt<uint32_t>(g, "pad_id", gj_path));
   if (pad) {
     dec.pad_id = *pad;
@@ -296,9 +295,7 @@ Status derive_pad_id(const ModelDirFiles& f, const Tokenizer& tokenizer, Pipelin
 
 // labels: glassbox.json > config.json id2label; a classifier without them is an error.
 Status derive_labels(const ModelDirFiles& f, PipelineDecisions& dec, std::vector<Derivation>& d) {
-  const json& g = f.glassbox;
-  const std::string gj = "glassbox.json";
-  const std::string gj_path = f.dir + "/" + gj;
+  const auto& [g, gj, gj_path] = glassbox_json(f);
   if (g.is_object() && g.contains("labels") && !g["labels"].is_null()) {
     if (!g["labels"].is_array())
       return make_error(ErrorCode::kInvalidModel, "field 'labels' must be an array of strings", gj_path);
@@ -338,9 +335,7 @@ Result<PipelineDecisions> derive_decisions(const ModelDirFiles& f, const Pipelin
                                            const std::vector<TensorSpec>& outputs, const Tokenizer& tokenizer,
                                            std::vector<Derivation>& d) {
   PipelineDecisions dec;
-  const json& g = f.glassbox;
-  const std::string gj = "glassbox.json";
-  const std::string gj_path = f.dir + "/" + gj;
+  const auto& [g, gj, gj_path] = glassbox_json(f);
   d.push_back({"model_file", f.model.relative, f.model.source});
   GB_RETURN_IF_ERROR(derive_task(f, outputs, dec, d));
   GB_RETURN_IF_ERROR(derive_max_length(f, dec, d));

@@ -29,7 +29,7 @@ const boxTolerance = (box) => Math.max(6, 0.25 * Math.hypot(box[3][0] - box[0][0
 const GLASSBOX = process.argv[2];
 // ctest runs four images (ASan budget); --all runs every image make_ocr_images.py renders.
 const ALL = process.argv.includes('--all');
-const CTEST_IMAGES = ['sans_28', 'rotated_5', 'upside_down', 'empty'];
+const CTEST_IMAGES = ['sans_28', 'bold_36_two_lines', 'rotated_5', 'upside_down', 'empty'];
 let failures = 0;
 
 function check(ok, what) {
@@ -73,11 +73,26 @@ async function main() {
     try { execFileSync(GLASSBOX, ['ocr', typoDir, images[0]], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }); }
     catch (e) { refusal = String(e.stderr); }
     check(/ocr\.det_db_tresh is not an OCR setting/.test(refusal), `misspelt glassbox.json key refused (${refusal.trim().slice(0, 120)})`);
+    // Batching is not a hidden change: crops run 6 at a time, padded to the batch's widest and to a multiple of
+    // 32 px (the defaults), read what one crop per run at PaddleOCR's exact width reads.
+    const exactDir = path.join(tmp, 'exact');
+    execFileSync('/usr/bin/python3', [path.join(ROOT, 'scripts', 'make_ocr_model_dir.py'), exactDir, '--link']);
+    const ej = JSON.parse(fs.readFileSync(path.join(exactDir, 'glassbox.json')));
+    Object.assign(ej.ocr, { rec_batch_num: 1, cls_batch_num: 1, rec_width_multiple: 1 });
+    fs.writeFileSync(path.join(exactDir, 'glassbox.json'), JSON.stringify(ej));
+    const exOut = execFileSync(GLASSBOX, ['ocr', exactDir, ...images], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const exact = Object.fromEntries(exOut.trim().split('\n').map((l) => JSON.parse(l)).map((j) => [j.image, j]));
+    for (const img of images) {
+      const lines = (j) => JSON.stringify(j.lines.map((l) => [l.text, l.rotated_180]));
+      check(lines(gb[img]) === lines(exact[img]), `${path.basename(img)}: batched crops read ${lines(gb[img])}, ` +
+                                                  `one crop per run at the exact width ${lines(exact[img])}`);
+    }
     // explain lists every stage's parameter with its source.
     const ex = execFileSync(GLASSBOX, ['explain', modelDir], { encoding: 'utf8', maxBuffer: 1 << 26 });
     for (const f of ['ocr.det', 'ocr.rec', 'ocr.cls', 'ocr.dict', 'ocr.det_limit_side_len', 'ocr.det_db_thresh',
                      'ocr.det_db_box_thresh', 'ocr.det_db_unclip_ratio', 'ocr.det_db_min_size', 'ocr.det_db_max_candidates',
-                     'ocr.cls_thresh', 'ocr.rec_min_width', 'ocr.drop_score', 'ocr.det.input', 'ocr.boxes', 'ocr.crop',
+                     'ocr.cls_thresh', 'ocr.cls_batch_num', 'ocr.rec_min_width', 'ocr.rec_batch_num',
+                     'ocr.rec_width_multiple', 'ocr.drop_score', 'ocr.det.input', 'ocr.boxes', 'ocr.crop',
                      'ocr.cls.input', 'ocr.rec.input', 'ocr.decode'])
       check(new RegExp(`^\\s*${f.replace(/\./g, '\\.')} = .+\\[.+\\]`, 'm').test(ex), `explain lists ${f} with its source`);
     for (let k = 0; k < names.length; ++k) {

@@ -16,6 +16,7 @@ namespace {
 // nodes that still read them (it drops the initializers it replaces). quantized_matmul_fusion runs before constant folding,
 // which would otherwise turn a DequantizeLinear of constant int8 weights into float weights
 // (hiding the QDQ pattern); the quantizers write scales and weights as initializers.
+// conv_epilogue_fusion needs the folded weights and scales as initializers (after constant folding).
 // last_position_outputs runs first (and only for the outputs a caller names): the later passes then see
 // the Slice it inserts like any other node.
 constexpr PassEntry kPasses[] = {
@@ -24,6 +25,7 @@ constexpr PassEntry kPasses[] = {
     {"shape_folding", 2, "replaces Shape/Size of values whose shape is known (statically or from the run's input shapes) by constants", &shape_folding},
     {"quantized_matmul_fusion", 2, "MatMulInteger/Cast/Mul(scales) (onnxruntime's dynamic quantization) or DequantizeLinear x2/MatMul (QDQ), [+ bias Add] -> glassbox::MatMulIntegerToFloat (u8 x s8 GEMM, scale and bias applied per tile)", &quantized_matmul_fusion},
     {"constant_folding", 1, "evaluates nodes whose inputs are all constants once, at load, and stores the results as initializers", &constant_folding},
+    {"conv_epilogue_fusion", 2, "Conv with constant weights + per-channel Mul/Add/Sub/Div by constants or BatchNormalization (folded into new W and B, in double) [+ Relu | Clip | HardSigmoid | Sigmoid | HardSwish, also Paddle2ONNX's Add/Clip/Mul/Div hardswish] -> glassbox::FusedConv (the activation a oneDNN post-op)", &conv_epilogue_fusion},
     {"gelu_fusion", 2, "Div/Erf/Add/Mul/Mul (GELU, erf form) -> one glassbox::Gelu node", &gelu_fusion},
     {"matmul_epilogue_fusion", 2, "MatMul with constant weights + bias Add [+ Gelu] [+ residual Add] -> glassbox::FusedMatMul; MatMulIntegerToFloat [+ Gelu] [+ residual Add] -> MatMulIntegerToFloat with that epilogue (fused into the GEMM tiles)", &matmul_epilogue_fusion},
     {"layer_norm_fusion", 2, "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add (torch.onnx LayerNorm, last axis) -> glassbox::LayerNorm", &layer_norm_fusion},

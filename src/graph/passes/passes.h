@@ -66,6 +66,7 @@ Status identity_removal(Graph& graph, PassContext& ctx, const std::string& pass_
 Status shape_folding(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status constant_folding(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status dead_node_elimination(Graph& graph, PassContext& ctx, const std::string& pass_name);
+Status conv_epilogue_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status gelu_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status matmul_epilogue_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status layer_norm_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);

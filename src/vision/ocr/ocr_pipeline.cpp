@@ -23,6 +23,7 @@ struct Param {
   const char* name;
   double value;
   const char* reason;
+  const char* origin = nullptr;  // where the default comes from; nullptr: PaddleOCR's defaults (kPaddle)
 };
 
 std::string fmt(double v) {
@@ -117,8 +118,12 @@ struct OcrPipeline::Impl {
   }
   Result<std::vector<float>> run_one(const Session& s, const char* what, std::vector<int64_t> dims,
                                      std::vector<float> data, std::vector<int64_t>* out_dims) const;
-  Result<std::pair<bool, float>> classify(const RgbImage& crop) const;
-  Result<std::pair<std::string, float>> recognise(const RgbImage& crop) const;
+  int batch_num(const char* name) const { return std::max(1, static_cast<int>(p(name))); }
+  Result<std::vector<std::pair<bool, float>>> classify(const std::vector<const RgbImage*>& crops) const;
+  Result<std::vector<std::pair<std::string, float>>> recognise(const std::vector<const RgbImage*>& crops) const;
+  Status turn_upside_down(std::vector<RgbImage>& crops, std::vector<OcrLine>& lines) const;
+  Result<std::vector<std::pair<std::string, float>>> recognise_all(const std::vector<RgbImage>& crops) const;
+  int64_t rec_width(double widest_ratio) const;
   Result<std::vector<DbBox>> detect(const RgbImage& im, int* dw, int* dh) const;
 };
 
@@ -157,47 +162,78 @@ Result<std::vector<DbBox>> OcrPipeline::Impl::detect(const RgbImage& im, int* dw
   return db_boxes(prob.data(), *dw, *dh, db);
 }
 
-// cls input: height 48, width ceil(48 * w / h) up to 192, zero-padded right; (v/255 - 0.5) / 0.5.
-Result<std::pair<bool, float>> OcrPipeline::Impl::classify(const RgbImage& crop) const {
+// cls input: n crops (at most cls_batch_num) per run, each 48 x ceil(48 * w / h) up to 192, zero-padded right;
+// (v/255 - 0.5) / 0.5. Output [n, 2]: scores of '0' and '180'.
+Result<std::vector<std::pair<bool, float>>> OcrPipeline::Impl::classify(const std::vector<const RgbImage*>& crops) const {
   const int H = 48, W = 192;
-  const int rw = std::clamp(static_cast<int>(std::ceil(H * static_cast<double>(crop.width) / crop.height)), 1, W);
-  const RgbImage r = resize_pil(crop, rw, H, Resample::kBilinear);
-  std::vector<float> x(static_cast<size_t>(3) * H * W, 0.f);
-  fill_chw(r, Norm{{0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}}, W, x.data());
+  const size_t per = static_cast<size_t>(3) * H * W;
+  const auto n = static_cast<int64_t>(crops.size());
+  std::vector<float> x(per * crops.size(), 0.f);
+  for (size_t i = 0; i < crops.size(); ++i) {
+    const RgbImage& crop = *crops[i];
+    const int rw = std::clamp(static_cast<int>(std::ceil(H * static_cast<double>(crop.width) / crop.height)), 1, W);
+    fill_chw(resize_pil(crop, rw, H, Resample::kBilinear), Norm{{0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}}, W, x.data() + i * per);
+  }
   std::vector<int64_t> od;
-  GB_ASSIGN_OR_RETURN(auto y, run_one(*cls, "angle classifier", {1, 3, H, W}, std::move(x), &od));
-  if (y.size() != 2) return make_error(ErrorCode::kInvalidModel, "the angle classifier's output is not [1,2] ('0','180')", "cls");
-  return std::make_pair(y[1] > y[0] && y[1] > p("cls_thresh"), std::max(y[0], y[1]));
+  GB_ASSIGN_OR_RETURN(auto y, run_one(*cls, "angle classifier", {n, 3, H, W}, std::move(x), &od));
+  if (od.size() != 2 || od[0] != n || od[1] != 2)
+    return make_error(ErrorCode::kInvalidModel, "the angle classifier's output is not [n,2] ('0','180')", "cls");
+  std::vector<std::pair<bool, float>> out;
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = y[2 * i], b = y[2 * i + 1];
+    out.emplace_back(b > a && b > p("cls_thresh"), std::max(a, b));
+  }
+  return out;
 }
 
-// rec input: height 48, width max(320, 48 * w / h) (the crop's own ratio), content ceil(48 * w / h) wide,
-// zero-padded right; (v/255 - 0.5) / 0.5. Output [1, T, classes] probabilities -> CTC greedy decoding.
-Result<std::pair<std::string, float>> OcrPipeline::Impl::recognise(const RgbImage& crop) const {
+// The recogniser's input width for a batch whose widest crop has w/h = widest_ratio: 48 * max(rec_min_width / 48,
+// widest_ratio) (PaddleOCR), rounded up to a multiple of rec_width_multiple (glassbox: fewer distinct shapes).
+int64_t OcrPipeline::Impl::rec_width(double widest_ratio) const {
+  const auto w = static_cast<int64_t>(48 * std::max(p("rec_min_width") / 48, widest_ratio));
+  const int64_t m = std::max<int64_t>(1, static_cast<int64_t>(p("rec_width_multiple")));
+  return (w + m - 1) / m * m;
+}
+
+// rec input: n crops (at most rec_batch_num, similar w/h) per run, height 48, width rec_width(the batch's widest
+// w/h); each crop's content ceil(48 * w / h) wide (at most PaddleOCR's unrounded width), zero-padded right;
+// (v/255 - 0.5) / 0.5. Output [n, T, classes] probabilities -> CTC greedy decoding per crop.
+Result<std::vector<std::pair<std::string, float>>> OcrPipeline::Impl::recognise(const std::vector<const RgbImage*>& crops) const {
   const int H = 48;
-  const double wh = static_cast<double>(crop.width) / crop.height;
-  const int W = static_cast<int>(H * std::max(p("rec_min_width") / H, wh));
-  const int rw = std::clamp(static_cast<int>(std::ceil(H * wh)), 1, W);
-  const RgbImage r = resize_pil(crop, rw, H, Resample::kBilinear);
-  std::vector<float> x(static_cast<size_t>(3) * H * W, 0.f);
-  fill_chw(r, Norm{{0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}}, W, x.data());
+  double widest = 0;
+  for (const RgbImage* c : crops) widest = std::max(widest, static_cast<double>(c->width) / c->height);
+  const int64_t W = rec_width(widest);
+  const int paddle_w = static_cast<int>(H * std::max(p("rec_min_width") / H, widest));
+  const size_t per = static_cast<size_t>(3) * H * W;
+  const auto n = static_cast<int64_t>(crops.size());
+  std::vector<float> x(per * crops.size(), 0.f);
+  for (size_t i = 0; i < crops.size(); ++i) {
+    const RgbImage& crop = *crops[i];
+    const int rw = std::clamp(static_cast<int>(std::ceil(H * static_cast<double>(crop.width) / crop.height)), 1, paddle_w);
+    fill_chw(resize_pil(crop, rw, H, Resample::kBilinear), Norm{{0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}},
+             static_cast<int>(W), x.data() + i * per);
+  }
   std::vector<int64_t> od;
-  GB_ASSIGN_OR_RETURN(auto y, run_one(*rec, "recognition", {1, 3, H, W}, std::move(x), &od));
-  if (od.size() != 3 || od[2] != static_cast<int64_t>(dict.size()) + 1)
+  GB_ASSIGN_OR_RETURN(auto y, run_one(*rec, "recognition", {n, 3, H, W}, std::move(x), &od));
+  if (od.size() != 3 || od[0] != n || od[2] != static_cast<int64_t>(dict.size()) + 1)
     return make_error(ErrorCode::kInvalidModel,
                       "the recognition model's classes (" + (od.size() == 3 ? std::to_string(od[2]) : std::string("?")) +
                           ") are not blank + the dictionary's " + std::to_string(dict.size()) + " entries",
                       "rec", "use the dictionary the recogniser was trained with");
-  std::string text;
-  double sum = 0;
-  int kept = 0;
-  int64_t prev = -1;
-  for (int64_t t = 0; t < od[1]; ++t) {
-    const float* row = y.data() + t * od[2];
-    const int64_t k = std::max_element(row, row + od[2]) - row;
-    if (k != 0 && k != prev) text += dict[static_cast<size_t>(k - 1)], sum += row[k], ++kept;
-    prev = k;
+  std::vector<std::pair<std::string, float>> out;
+  for (int64_t i = 0; i < n; ++i) {
+    std::string text;
+    double sum = 0;
+    int kept = 0;
+    int64_t prev = -1;
+    for (int64_t t = 0; t < od[1]; ++t) {
+      const float* row = y.data() + (i * od[1] + t) * od[2];
+      const int64_t k = std::max_element(row, row + od[2]) - row;
+      if (k != 0 && k != prev) text += dict[static_cast<size_t>(k - 1)], sum += row[k], ++kept;
+      prev = k;
+    }
+    out.emplace_back(std::move(text), kept ? static_cast<float>(sum / kept) : 0.f);
   }
-  return std::make_pair(text, kept ? static_cast<float>(sum / kept) : 0.f);
+  return out;
 }
 
 // The numeric parameters (glassbox.json "ocr" may set each) and the fixed stages, as explain lists them.
@@ -211,11 +247,17 @@ Status declare_parameters(const json& o, const std::string& model_dir, OcrPipeli
       {"det_db_min_size", 3, "boxes with a shorter side (map pixels) are dropped; after unclip: min_size + 2"},
       {"det_db_max_candidates", 1000, "text regions examined per image"},
       {"cls_thresh", 0.9, "a crop is turned 180 degrees when the classifier says '180' with more than this"},
+      {"cls_batch_num", 6, "crops per angle-classifier run"},
       {"rec_min_width", 320, "recogniser input width at least this (rec_image_shape 3,48,320); wider crops keep their ratio"},
+      {"rec_batch_num", 6, "crops per recogniser run, sorted by w/h and padded to the batch's widest"},
+      {"rec_width_multiple", 32,
+       "recogniser input width rounded up to a multiple of this: a wide line adds a new input shape (a plan, "
+       "specialized at its first run) only per 32 px instead of per pixel; 1 = PaddleOCR's exact width",
+       "glassbox default"},
       {"drop_score", 0.5, "lines whose recognition score is lower are dropped"},
   };
   for (auto& prm : m->params) {
-    std::string source = std::string("default: ") + kPaddle;
+    std::string source = std::string("default: ") + (prm.origin ? prm.origin : kPaddle);
     if (o.contains(prm.name)) {
       if (!o[prm.name].is_number())
         return make_error(ErrorCode::kInvalidModel, std::string("ocr.") + prm.name + " is not a number", model_dir);
@@ -235,9 +277,10 @@ Status declare_parameters(const json& o, const std::string& model_dir, OcrPipeli
       {"ocr.order", "top edge, then left to right within 10 px", "PaddleOCR sorted_boxes", ""},
       {"ocr.crop", "quad -> upright image (longer edges, bilinear, border replicated); turned 90 degrees when height >= 1.5 width",
        "PaddleOCR get_rotate_crop_image", "PaddleOCR warps with cv2.INTER_CUBIC"},
-      {"ocr.cls.input", "48 x ceil(48 w/h) up to 192, zero-padded; BGR (v/255 - 0.5) / 0.5; labels '0','180'", kPaddle, ""},
-      {"ocr.rec.input", "48 x max(rec_min_width, 48 w/h), content ceil(48 w/h) wide, zero-padded; BGR (v/255 - 0.5) / 0.5; one crop per run",
-       kPaddle, "PaddleOCR batches 6 crops padded to the widest: the padding differs"},
+      {"ocr.cls.input", "batches of cls_batch_num crops, each 48 x ceil(48 w/h) up to 192, zero-padded; BGR (v/255 - 0.5) / 0.5; labels '0','180'", kPaddle, ""},
+      {"ocr.rec.input", "crops sorted by w/h, batches of rec_batch_num; 48 x max(rec_min_width, 48 x the batch's widest w/h) "
+                        "rounded up to rec_width_multiple, each content ceil(48 w/h) wide, zero-padded; BGR (v/255 - 0.5) / 0.5",
+       kPaddle, "a crop's padding depends on the crops batched with it (as in PaddleOCR) and on rec_width_multiple (not in PaddleOCR)"},
       {"ocr.decode", "CTC greedy: argmax per step, repeats merged, blank (class 0) dropped; class k = dictionary line k, "
                      "last class ' '; score = mean of the kept maxima",
        std::string(kPaddle) + " (use_space_char)", ""},
@@ -329,23 +372,57 @@ Result<OcrResult> OcrPipeline::run(const RgbImage& image) const {
   res.boxes_found = static_cast<int>(quads.size());
   std::vector<size_t> order;
   sort_reading_order(quads, order);
+  // Crops in reading order; the angle classifier and the recogniser take them in batches.
+  std::vector<RgbImage> crops;
+  std::vector<OcrLine> lines;
   for (size_t i : order) {
     RgbImage crop = rotate_crop(image, quads[i]);
     if (crop.width == 0) continue;
     OcrLine line;
     line.box = quads[i];
     line.box_score = scores[i];
-    if (m.cls) {
-      GB_ASSIGN_OR_RETURN(auto c, m.classify(crop));
-      if (c.first) crop = rotate_180(crop), line.rotated_180 = true;
-    }
-    GB_ASSIGN_OR_RETURN(auto r, m.recognise(crop));
-    if (r.second < m.p("drop_score")) continue;
-    line.text = std::move(r.first);
-    line.score = r.second;
-    res.lines.push_back(std::move(line));
+    crops.push_back(std::move(crop));
+    lines.push_back(std::move(line));
+  }
+  if (m.cls) GB_RETURN_IF_ERROR(m.turn_upside_down(crops, lines));
+  GB_ASSIGN_OR_RETURN(auto texts, m.recognise_all(crops));
+  for (size_t k = 0; k < lines.size(); ++k) {
+    if (texts[k].second < m.p("drop_score")) continue;
+    lines[k].text = std::move(texts[k].first);
+    lines[k].score = texts[k].second;
+    res.lines.push_back(std::move(lines[k]));
   }
   return res;
+}
+
+// The angle classifier over all crops, cls_batch_num at a time; crops it calls '180' are turned.
+Status OcrPipeline::Impl::turn_upside_down(std::vector<RgbImage>& crops, std::vector<OcrLine>& lines) const {
+  const size_t batch = static_cast<size_t>(batch_num("cls_batch_num"));
+  for (size_t b = 0; b < crops.size(); b += batch) {
+    std::vector<const RgbImage*> part;
+    for (size_t k = b; k < std::min(crops.size(), b + batch); ++k) part.push_back(&crops[k]);
+    GB_ASSIGN_OR_RETURN(auto c, classify(part));
+    for (size_t k = 0; k < c.size(); ++k)
+      if (c[k].first) crops[b + k] = rotate_180(crops[b + k]), lines[b + k].rotated_180 = true;
+  }
+  return {};
+}
+
+// The recogniser over all crops: sorted by w/h (stable), rec_batch_num at a time; results in the crops' order.
+Result<std::vector<std::pair<std::string, float>>> OcrPipeline::Impl::recognise_all(const std::vector<RgbImage>& crops) const {
+  std::vector<size_t> by_ratio(crops.size());
+  for (size_t k = 0; k < by_ratio.size(); ++k) by_ratio[k] = k;
+  auto ratio = [&](size_t k) { return static_cast<double>(crops[k].width) / crops[k].height; };
+  std::stable_sort(by_ratio.begin(), by_ratio.end(), [&](size_t a, size_t b) { return ratio(a) < ratio(b); });
+  std::vector<std::pair<std::string, float>> out(crops.size());
+  const size_t batch = static_cast<size_t>(batch_num("rec_batch_num"));
+  for (size_t b = 0; b < by_ratio.size(); b += batch) {
+    std::vector<const RgbImage*> part;
+    for (size_t k = b; k < std::min(by_ratio.size(), b + batch); ++k) part.push_back(&crops[by_ratio[k]]);
+    GB_ASSIGN_OR_RETURN(auto r, recognise(part));
+    for (size_t k = 0; k < r.size(); ++k) out[by_ratio[b + k]] = std::move(r[k]);
+  }
+  return out;
 }
 
 Result<OcrResult> OcrPipeline::run_file(const std::string& path) const {
@@ -367,7 +444,7 @@ Result<std::vector<SizedRun>> OcrPipeline::largest_runs() const {
   const Impl& m = *impl_;
   // detect(): the longer side scaled to at most det_limit_side_len, then each side rounded to a multiple of 32.
   const int64_t side = std::max<int64_t>(32, std::lround(m.p("det_limit_side_len") / 32) * 32);
-  const int64_t rec_width = static_cast<int64_t>(m.p("rec_min_width"));
+  const int64_t rec_width = m.rec_width(0);
   std::vector<SizedRun> runs;
   auto add = [&](const char* what, const Session& s, std::vector<int64_t> dims) -> Status {
     GB_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DataType::kFloat32, dims));
@@ -377,8 +454,8 @@ Result<std::vector<SizedRun>> OcrPipeline::largest_runs() const {
     return {};
   };
   GB_RETURN_IF_ERROR(add("det", *m.det, {1, 3, side, side}));
-  if (m.cls) GB_RETURN_IF_ERROR(add("cls", *m.cls, {1, 3, 48, 192}));
-  GB_RETURN_IF_ERROR(add("rec", *m.rec, {1, 3, 48, rec_width}));
+  if (m.cls) GB_RETURN_IF_ERROR(add("cls", *m.cls, {m.batch_num("cls_batch_num"), 3, 48, 192}));
+  GB_RETURN_IF_ERROR(add("rec", *m.rec, {m.batch_num("rec_batch_num"), 3, 48, rec_width}));
   return runs;
 }
 
