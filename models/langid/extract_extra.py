@@ -40,7 +40,7 @@ import sys
 import unicodedata
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from extract_text import SENT_SPLIT, good_sentence, script_of  # noqa: E402
+from extract_text import SENT_SPLIT, good_sentence, native_letters, script_counts, script_of  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "data")
@@ -128,15 +128,10 @@ def short_message(m, lang):
     m = unicodedata.normalize("NFC", re.sub(r"\s+", " ", m)).strip().rstrip(".:!?…。：！？").strip()
     if not m or "\n" in m:
         return None
-    counts = {}
-    for ch in m:
-        sc = script_of(ch)
-        if sc:
-            counts[sc] = counts.get(sc, 0) + 1
+    counts = script_counts(m)
     letters = sum(counts.values())
     if lang in ("ja", "zh", "ko"):
-        native = {"ja": counts.get("kana", 0) + counts.get("han", 0), "zh": counts.get("han", 0),
-                  "ko": counts.get("hangul", 0)}[lang]
+        native = native_letters(counts, lang)
         if not 2 <= len(m) <= 6 or native != len(m.replace(" ", "")) or native == 0:
             return None
         if (lang == "ja" and counts.get("kana", 0) == 0) or (lang == "zh" and counts.get("kana", 0)):

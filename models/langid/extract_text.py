@@ -120,6 +120,22 @@ def script_of(ch):
     return None
 
 
+def script_counts(s):
+    """Letters of s per script (script_of), e.g. {"lat": 12, "han": 2}."""
+    counts = {}
+    for ch in s:
+        sc = script_of(ch)
+        if sc:
+            counts[sc] = counts.get(sc, 0) + 1
+    return counts
+
+
+def native_letters(counts, lang):
+    """Letters of a CJK language's own script(s): ja kana + han, zh han, ko hangul."""
+    return {"ja": counts.get("kana", 0) + counts.get("han", 0), "zh": counts.get("han", 0),
+            "ko": counts.get("hangul", 0)}[lang]
+
+
 def good_sentence(s, lang):
     if len(s) < 6 or len(s) > 600:
         return False
@@ -128,16 +144,10 @@ def good_sentence(s, lang):
     # C prototypes / function calls with arguments (but keep "open(2)" references)
     if re.search(r"[A-Za-z_]\((?!\d\w*\))", s) or re.search(r"[;{}]\s*$|==|->|\w\[\w", s):
         return False
-    counts = {}
-    for ch in s:
-        sc = script_of(ch)
-        if sc:
-            counts[sc] = counts.get(sc, 0) + 1
+    counts = script_counts(s)
     letters = sum(counts.values())
     if lang in CJK:
-        native = {"ja": counts.get("kana", 0) + counts.get("han", 0),
-                  "zh": counts.get("han", 0),
-                  "ko": counts.get("hangul", 0)}[lang]
+        native = native_letters(counts, lang)
         if native < 6 or native < 0.5 * letters:
             return False
         if lang == "zh" and counts.get("kana", 0) > 0:

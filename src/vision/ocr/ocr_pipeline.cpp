@@ -162,20 +162,27 @@ Result<std::vector<DbBox>> OcrPipeline::Impl::detect(const RgbImage& im, int* dw
   return db_boxes(prob.data(), *dw, *dh, db);
 }
 
+// The classifier's and recogniser's input: each crop resized (bilinear) to height 48 and width ceil(48 * w / h)
+// clamped to [1, content_max], BGR (v/255 - 0.5) / 0.5, zero-padded right to `width`; crops one after another.
+static std::vector<float> crop_batch(const std::vector<const RgbImage*>& crops, int width, int content_max) {
+  const int H = 48;
+  const size_t per = static_cast<size_t>(3) * H * width;
+  std::vector<float> x(per * crops.size(), 0.f);
+  for (size_t i = 0; i < crops.size(); ++i) {
+    const RgbImage& crop = *crops[i];
+    const int rw = std::clamp(static_cast<int>(std::ceil(H * static_cast<double>(crop.width) / crop.height)), 1, content_max);
+    fill_chw(resize_pil(crop, rw, H, Resample::kBilinear), Norm{{0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}}, width, x.data() + i * per);
+  }
+  return x;
+}
+
 // cls input: n crops (at most cls_batch_num) per run, each 48 x ceil(48 * w / h) up to 192, zero-padded right;
 // (v/255 - 0.5) / 0.5. Output [n, 2]: scores of '0' and '180'.
 Result<std::vector<std::pair<bool, float>>> OcrPipeline::Impl::classify(const std::vector<const RgbImage*>& crops) const {
   const int H = 48, W = 192;
-  const size_t per = static_cast<size_t>(3) * H * W;
   const auto n = static_cast<int64_t>(crops.size());
-  std::vector<float> x(per * crops.size(), 0.f);
-  for (size_t i = 0; i < crops.size(); ++i) {
-    const RgbImage& crop = *crops[i];
-    const int rw = std::clamp(static_cast<int>(std::ceil(H * static_cast<double>(crop.width) / crop.height)), 1, W);
-    fill_chw(resize_pil(crop, rw, H, Resample::kBilinear), Norm{{0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}}, W, x.data() + i * per);
-  }
   std::vector<int64_t> od;
-  GB_ASSIGN_OR_RETURN(auto y, run_one(*cls, "angle classifier", {n, 3, H, W}, std::move(x), &od));
+  GB_ASSIGN_OR_RETURN(auto y, run_one(*cls, "angle classifier", {n, 3, H, W}, crop_batch(crops, W, W), &od));
   if (od.size() != 2 || od[0] != n || od[1] != 2)
     return make_error(ErrorCode::kInvalidModel, "the angle classifier's output is not [n,2] ('0','180')", "cls");
   std::vector<std::pair<bool, float>> out;
@@ -203,17 +210,9 @@ Result<std::vector<std::pair<std::string, float>>> OcrPipeline::Impl::recognise(
   for (const RgbImage* c : crops) widest = std::max(widest, static_cast<double>(c->width) / c->height);
   const int64_t W = rec_width(widest);
   const int paddle_w = static_cast<int>(H * std::max(p("rec_min_width") / H, widest));
-  const size_t per = static_cast<size_t>(3) * H * W;
   const auto n = static_cast<int64_t>(crops.size());
-  std::vector<float> x(per * crops.size(), 0.f);
-  for (size_t i = 0; i < crops.size(); ++i) {
-    const RgbImage& crop = *crops[i];
-    const int rw = std::clamp(static_cast<int>(std::ceil(H * static_cast<double>(crop.width) / crop.height)), 1, paddle_w);
-    fill_chw(resize_pil(crop, rw, H, Resample::kBilinear), Norm{{0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}},
-             static_cast<int>(W), x.data() + i * per);
-  }
   std::vector<int64_t> od;
-  GB_ASSIGN_OR_RETURN(auto y, run_one(*rec, "recognition", {n, 3, H, W}, std::move(x), &od));
+  GB_ASSIGN_OR_RETURN(auto y, run_one(*rec, "recognition", {n, 3, H, W}, crop_batch(crops, static_cast<int>(W), paddle_w), &od));
   if (od.size() != 3 || od[0] != n || od[2] != static_cast<int64_t>(dict.size()) + 1)
     return make_error(ErrorCode::kInvalidModel,
                       "the recognition model's classes (" + (od.size() == 3 ? std::to_string(od[2]) : std::string("?")) +
