@@ -134,6 +134,7 @@ def op_cases(out_dir):
         ("sym4_k64_b32", [3], 64, 17, 4, 32, None, False, None),
         ("sym4_k50_b16_3d", [2, 5], 50, 33, 4, 16, None, False, None),
         ("zp4_k100_b32", [4], 100, 24, 4, 32, "uint8", False, None),
+        ("zp4_k100_b32_m40", [40], 100, 70, 4, 32, "uint8", True, None),  # > 16 rows: decoded tiles + GEMM
         ("zp4_k37_b16_oddblocks", [1], 37, 9, 4, 16, "uint8", True, None),
         ("zpf4_k72_b64", [2, 3], 72, 11, 4, 64, "float", False, None),
         ("sym8_k48_b32", [5], 48, 13, 8, 32, None, False, None),

@@ -5,6 +5,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_int8.h"
+#include "kernels/matmul_nbits.h"
 
 namespace glassbox::kernels {
 namespace {
@@ -85,6 +86,13 @@ std::vector<KernelFamily> kernel_families() {
     rows.push_back({"GEMM int8 (MatMulInteger, QLinearMatMul, precision int8-dynamic)", gemm_u8s8_implementation(),
                     "slow: exact int32 loops without VNNI (oneDNN's non-VNNI int8 kernels are not used: their int16 "
                     "pair sums can saturate)"});
+  rows.push_back({"MatMulNBits (com.microsoft, decode rows)",
+                  f.avx512_dq_fma() ? "x86/matmul_nbits_x86.cpp AVX-512" : f.avx2_fma() ? "x86/matmul_nbits_x86.cpp AVX2"
+                                                                          : "scalar loop (matmul_nbits.cpp)",
+                  std::string(f.avx512_dq_fma() || f.avx2_fma() ? "vector: " + fp32_lanes(f) : "1 lane") +
+                      ", fp32 from the packed codes (bits 8, bits 4 with block_size % 32 == 0; bits 4 with block 16 "
+                      "runs the scalar loop); more than " + std::to_string(kNBitsDirectMaxRows) +
+                      " rows: decoded tiles through GEMM fp32"});
   rows.push_back({"Conv, ConvTranspose", "oneDNN convolution, chosen per shape at first run (reference loops where "
                                          "oneDNN has no implementation)",
                   "vector: " + fp32_lanes(f)});

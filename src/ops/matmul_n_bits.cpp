@@ -7,13 +7,15 @@
 //   g_idx (deprecated) refused; bias [N] optional.
 // accuracy_level (0 unset, 1 fp32, 2 fp16, 3 bf16, 4 int8: ORT's CPU kernel then quantizes A to int8
 // per block) never changes what glassbox computes: B is dequantized to fp32 and multiplied in fp32,
-// declared in explain. Kernel: tiles of 64 output columns are dequantized into scratch and run
-// through the fp32 GEMM (plain and correct; a blockwise int4 kernel is open).
+// declared in explain. Kernels (kernels/matmul_nbits.h): up to kNBitsDirectMaxRows rows of A (decode
+// steps) multiply straight from the packed codes, decoded in registers (AVX-512 / AVX2); more rows
+// (prefill) decode tiles of 64 weight rows to fp32 scratch and run the fp32 GEMM on them.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "kernels/gemm.h"
+#include "kernels/matmul_nbits.h"
 #include "ops/attr_util.h"
 #include "ops/elementwise.h"
 
@@ -28,7 +30,8 @@ struct MatMulNBitsAttrs {
   int64_t accuracy_level = 0;  // ORT's compute precision hint; glassbox computes in fp32 at every level
 };
 
-constexpr int64_t kTileColumns = 64;
+constexpr int64_t kTileColumns = 64;     // weight rows decoded per GEMM tile (many rows of A)
+constexpr int64_t kDirectRowsPerTask = 16;  // weight rows per pool task on the direct path (few rows of A)
 
 const char* accuracy_name(int64_t level) {
   switch (level) {
@@ -63,25 +66,16 @@ class MatMulNBitsOp final : public Op {
     GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, out_shape));
     const int64_t M = a->numel() / a_.K;
     if (M == 0 || a_.N == 0) return Status();
-    const bool zp_float = zp && zp->dtype() == DataType::kFloat32;
-    const int64_t tiles = (a_.N + kTileColumns - 1) / kTileColumns;
-    ctx.pool().parallel_for(tiles, 1, [&](int64_t t0, int64_t t1) {
-      std::vector<float> w(static_cast<size_t>(kTileColumns * a_.K));
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t n0 = t * kTileColumns, cols = std::min(kTileColumns, a_.N - n0);
-        for (int64_t j = 0; j < cols; ++j)
-          dequantize_row(n0 + j, b->data<uint8_t>(), scales->data<float>(), zp, zp_float, w.data() + j * a_.K);
-        kernels::GemmDesc d;
-        d.M = M;
-        d.N = cols;
-        d.K = a_.K;
-        d.trans_b = true;
-        d.lda = a_.K;
-        d.ldb = a_.K;
-        d.ldc = a_.N;
-        kernels::gemm_f32(d, a->data<float>(), w.data(), y->mutable_data<float>() + n0, nullptr);
-      }
-    });
+    const kernels::NBitsWeights w = weights(*b, *scales, zp);
+    float* py = y->mutable_data<float>();
+    const kernels::NBitsActivations act = kernels::prepare_nbits_activations(a->data<float>(), M, w);
+    if (M <= kernels::kNBitsDirectMaxRows) {
+      ctx.pool().parallel_for(a_.N, kDirectRowsPerTask, [&](int64_t n0, int64_t n1) {
+        kernels::matmul_nbits_f32(act, w, n0, n1, py, a_.N);
+      });
+    } else {
+      multiply_decoded_tiles(ctx, act, w, py);
+    }
     if (bias) {
       float* py = y->mutable_data<float>();
       for (int64_t m = 0; m < M; ++m)
@@ -91,28 +85,40 @@ class MatMulNBitsOp final : public Op {
   }
 
  private:
-  // Column n of B (row n of B's storage) as K floats.
-  void dequantize_row(int64_t n, const uint8_t* b, const float* scales, const Tensor* zp, bool zp_float, float* out) const {
-    const int64_t blob = a_.block_size * a_.bits / 8;
-    const int64_t zp_row = (k_blocks_ * a_.bits + 7) / 8;
-    const uint8_t* row = b + n * k_blocks_ * blob;
-    for (int64_t kb = 0; kb < k_blocks_; ++kb) {
-      const float scale = scales[n * k_blocks_ + kb];
-      float zero = static_cast<float>(int64_t{1} << (a_.bits - 1));
-      if (zp && zp_float) {
-        zero = zp->data<float>()[n * k_blocks_ + kb];
-      } else if (zp) {
-        const uint8_t byte = zp->data<uint8_t>()[n * zp_row + (a_.bits == 4 ? kb / 2 : kb)];
-        zero = static_cast<float>(a_.bits == 8 ? byte : (kb % 2 == 0 ? byte & 0x0F : byte >> 4));
+  kernels::NBitsWeights weights(const Tensor& b, const Tensor& scales, const Tensor* zp) const {
+    kernels::NBitsWeights w;
+    w.codes = b.data<uint8_t>();
+    w.scales = scales.data<float>();
+    if (zp && zp->dtype() == DataType::kFloat32) w.zero_float = zp->data<float>();
+    if (zp && zp->dtype() == DataType::kUInt8) w.zero_packed = zp->data<uint8_t>();
+    w.N = a_.N;
+    w.K = a_.K;
+    w.bits = a_.bits;
+    w.block_size = a_.block_size;
+    return w;
+  }
+
+  // Many rows (prefill): tiles of kTileColumns weight rows decoded to fp32 scratch (in the prepared
+  // activations' order), then the GEMM.
+  void multiply_decoded_tiles(ComputeContext& ctx, const kernels::NBitsActivations& act,
+                              const kernels::NBitsWeights& w, float* Y) const {
+    const int64_t tiles = (a_.N + kTileColumns - 1) / kTileColumns;
+    ctx.pool().parallel_for(tiles, 1, [&](int64_t t0, int64_t t1) {
+      std::vector<float> tile(static_cast<size_t>(kTileColumns * act.k_padded));
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t n0 = t * kTileColumns, cols = std::min(kTileColumns, a_.N - n0);
+        kernels::dequantize_nbits_rows(w, act.k_padded, n0, n0 + cols, tile.data());
+        kernels::GemmDesc d;
+        d.M = act.M;
+        d.N = cols;
+        d.K = act.k_padded;
+        d.trans_b = true;
+        d.lda = act.k_padded;
+        d.ldb = act.k_padded;
+        d.ldc = a_.N;
+        kernels::gemm_f32(d, act.data.data(), tile.data(), Y + n0, nullptr);
       }
-      const int64_t k_end = std::min(a_.K, (kb + 1) * a_.block_size);
-      for (int64_t k = kb * a_.block_size; k < k_end; ++k) {
-        const int64_t i = k - kb * a_.block_size;
-        const uint8_t byte = row[kb * blob + (a_.bits == 4 ? i / 2 : i)];
-        const int code = a_.bits == 8 ? byte : (i % 2 == 0 ? byte & 0x0F : byte >> 4);
-        out[k] = (static_cast<float>(code) - zero) * scale;
-      }
-    }
+    });
   }
 
   Status check_inputs(const ComputeContext& ctx, const Tensor& a, const Tensor& b, const Tensor& scales, const Tensor* zp,

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/layer_norm.h"
+#include "kernels/matmul_nbits.h"
 #include "kernels/softmax.h"
 #include "kernels/vmath.h"
 
@@ -34,6 +35,18 @@ void layer_norm_row_avx512(const float* x, int64_t n, const float* gamma, const 
 void scaled_masked_softmax_row_avx512(const float* x, const float* mask, int64_t mask_stride, float* y, int64_t n,
                                       float scale) {
   scaled_masked_softmax_row_f32_scalar(x, mask, mask_stride, y, n, scale);
+}
+
+void matmul_nbits_f32_avx512(const NBitsActivations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
+                             int64_t ldy) {
+  matmul_nbits_f32_form(NBitsForm::kScalar, a, w, n0, n1, Y, ldy);
+}
+void dequantize_nbits_rows_avx512(const NBitsWeights& w, int64_t k_padded, int64_t n0, int64_t n1, float* out) {
+  dequantize_nbits_rows(w, k_padded, n0, n1, out);  // never reached: its availability check is false here
+}
+void matmul_nbits_f32_avx2(const NBitsActivations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
+                           int64_t ldy) {
+  matmul_nbits_f32_form(NBitsForm::kScalar, a, w, n0, n1, Y, ldy);
 }
 
 }  // namespace glassbox::kernels::x86
