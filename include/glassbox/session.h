@@ -109,6 +109,14 @@ struct SessionOptions {
   // declares it. The generation session names "logits": sampling reads each sequence's last position only, and the
   // LM head over every prompt token was most of a prefill's work (a vocabulary of 150k x hidden per token).
   std::vector<std::string> last_position_outputs;
+  // Symbolic input dims that plans do not specialize on: the plan cache keys such a dim as "any size" and the
+  // shape-specialization passes leave it symbolic, so one plan (graph, compiled ops, memory plan) serves every
+  // size of it; its memory plan grows when a run outgrows it (the grown slots doubled, so a dim that grows one by
+  // one re-plans its memory log2 times, never per size). Empty: each run's sizes bind every symbol (a plan per
+  // distinct shape signature). The generation session names its past-length symbols (the past key/values'
+  // sequence dim, attention_mask's length): a decode step's past is one longer than the last step's, and a new
+  // plan per step was most of a decode step's time.
+  std::vector<std::string> unspecialized_symbols;
 };
 
 // A session's memory account under SessionOptions::max_memory (Session::memory_report, check_memory). Bytes.
@@ -292,6 +300,9 @@ class Session {
   // Attaches (or with nullptr detaches) the per-node observer. Not thread-safe
   // with respect to run(): attach before running.
   void set_observer(NodeObserver observer);
+  // Sets SessionOptions::unspecialized_symbols after load (the generation session learns its past-length
+  // symbols from the model's inputs) and drops the plans made so far. Not while runs are in flight.
+  void set_unspecialized_symbols(std::vector<std::string> symbols);
 
  private:
   explicit Session(std::unique_ptr<SessionImpl> impl);

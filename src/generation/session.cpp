@@ -78,6 +78,7 @@ struct GenerationSession::Impl {
   Result<std::unique_ptr<Sequence>> admit(const SequenceInput& in, size_t index);
   // chunk > 0: each row's next <= chunk prompt tokens (prefill); 0: each row's last token (step).
   Status run_rows(const std::vector<Sequence*>& rows, int64_t chunk, std::vector<StepEvent>* events);
+  Result<Tensor> past_feed(const std::vector<Sequence*>& rows, size_t c, int64_t P) const;
   // One run over rows with position_ids, else one run per row (see prefill_chunk).
   Status run_batched(const std::vector<Sequence*>& rows, int64_t chunk, std::vector<StepEvent>* events);
   void accept(Sequence& s, const float* logits_row, std::vector<StepEvent>* events);
@@ -143,6 +144,25 @@ Result<std::unique_ptr<Sequence>> GenerationSession::Impl::admit(const SequenceI
   return s;
 }
 
+namespace {
+
+// The symbols of the dims that grow at every decode step: the past key/values' sequence dim and
+// attention_mask's length (SessionOptions::unspecialized_symbols: one plan serves every past length).
+std::vector<std::string> past_length_symbols(const std::vector<TensorSpec>& inputs, const generation::DecoderLayout& layout) {
+  std::vector<std::string> symbols;
+  auto add = [&](const std::string& input, size_t dim) {
+    for (const auto& spec : inputs)
+      if (spec.name == input && dim < spec.symbols.size() && !spec.symbols[dim].empty() &&
+          std::find(symbols.begin(), symbols.end(), spec.symbols[dim]) == symbols.end())
+        symbols.push_back(spec.symbols[dim]);
+  };
+  for (const auto& name : layout.past_names) add(name, 2);
+  add("attention_mask", 1);
+  return symbols;
+}
+
+}  // namespace
+
 Result<GenerationSession> GenerationSession::load(const std::string& model_dir, const GenerationOptions& options) {
   if (options.prefill_chunk_tokens < 1)
     return make_error(ErrorCode::kInvalidArgument,
@@ -176,6 +196,7 @@ Result<GenerationSession> GenerationSession::load(const std::string& model_dir, 
     layout->info.layout = "onnxruntime-genai (genai_config.json)";
     layout->info.genai_config = files.genai->fields;
   }
+  session->set_unspecialized_symbols(past_length_symbols(session->inputs(), *layout));
   auto impl = std::make_unique<Impl>(std::move(files), options, std::move(session).value(), std::move(tok).value());
   impl->layout = std::move(layout).value();
   impl->layout.info.model_path = impl->files.model_path;
@@ -228,14 +249,7 @@ Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, int
     feeds.push_back({"use_cache_branch", std::move(branch)});
   }
   for (size_t c = 0; c < layout.past_names.size(); ++c) {
-    GB_ASSIGN_OR_RETURN(Tensor past, Tensor::allocate(DataType::kFloat32, {B, H, P, D}));
-    float* dst = past.mutable_data<float>();
-    for (int64_t b = 0; b < B; ++b) {
-      const Sequence& s = *rows[b];
-      for (int64_t h = 0; h < H; ++h)
-        std::copy_n(s.kv.data() + (static_cast<int64_t>(c) * H + h) * s.capacity * D, s.length * D,
-                    dst + ((b * H + h) * P + (P - s.length)) * D);
-    }
+    GB_ASSIGN_OR_RETURN(Tensor past, past_feed(rows, c, P));
     feeds.push_back({layout.past_names[c], std::move(past)});
   }
   GB_ASSIGN_OR_RETURN(auto outs, session.run(feeds));
@@ -268,6 +282,24 @@ Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, int
     if (rows[b]->prefilled()) accept(*rows[b], logits->data<float>() + (b * L + L - 1) * V, events);
   }
   return Status();
+}
+
+// Cache c (a layer's K or V) of every row as one [B, kv_heads, P, head_dim] feed, each row's past left-padded to P.
+// Not zero-filled first: every row's cached part is copied in and only its left padding (masked, but read by the
+// attention product, so it must be finite) is zeroed.
+Result<Tensor> GenerationSession::Impl::past_feed(const std::vector<Sequence*>& rows, size_t c, int64_t P) const {
+  const int64_t B = static_cast<int64_t>(rows.size()), H = layout.info.kv_heads, D = layout.info.head_dim;
+  GB_ASSIGN_OR_RETURN(Tensor past, Tensor::allocate_uninitialized(DataType::kFloat32, {B, H, P, D}));
+  float* dst = past.mutable_data<float>();
+  for (int64_t b = 0; b < B; ++b) {
+    const Sequence& s = *rows[b];
+    for (int64_t h = 0; h < H; ++h) {
+      float* row = dst + (b * H + h) * P * D;
+      std::fill_n(row, (P - s.length) * D, 0.0f);
+      std::copy_n(s.kv.data() + (static_cast<int64_t>(c) * H + h) * s.capacity * D, s.length * D, row + (P - s.length) * D);
+    }
+  }
+  return past;
 }
 
 Status GenerationSession::Impl::run_batched(const std::vector<Sequence*>& rows, int64_t chunk, std::vector<StepEvent>* events) {

@@ -132,6 +132,8 @@ class StepContext final : public ops::ComputeContext {
         bytes <= plan->slots[v].bytes) {
       GB_ASSIGN_OR_RETURN(t, Tensor::view(dtype, shape, rs_.arena, static_cast<size_t>(plan->slots[v].offset)));
     } else {
+      if (v >= 0 && plan && rs_.arena && !rs_.is_graph_output[v] && rs_.options->plan_misses)
+        ++*rs_.options->plan_misses;  // a run executes its nodes one after another: no race
       // Not zero-filled, like the arena: the op writes its output in full.
       auto r = Tensor::allocate_uninitialized(dtype, shape);
       if (!r.ok()) {

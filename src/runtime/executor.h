@@ -60,6 +60,7 @@ struct ExecuteOptions {
   int64_t memory_limit_bytes = 0;
   const MemoryPlan* plan = nullptr;       // use this arena layout
   MemoryRecord* record = nullptr;          // record allocations to build a plan afterwards
+  int64_t* plan_misses = nullptr;          // out, with `plan`: allocations the plan had no room for (heap instead)
   const NodeObserver* observer = nullptr;  // nullptr or empty = no observer
   const std::vector<Value>* captures = nullptr;  // subgraph runs: one per CompiledGraph::capture_ids
   // Tell ops which inputs are initializers (ComputeContext::input_is_constant), so they may

@@ -58,4 +58,13 @@ MemoryPlan build_memory_plan(const MemoryRecord& record, const std::vector<int>&
   return plan;
 }
 
+void grow_record(MemoryRecord& record, const MemoryPlan& outgrown) {
+  for (size_t v = 0; v < record.values.size(); ++v) {
+    auto& e = record.values[v];
+    if (e.bytes <= 0 || e.alias_of >= 0) continue;
+    const bool had_room = v < outgrown.slots.size() && outgrown.slots[v].offset >= 0 && e.bytes <= outgrown.slots[v].bytes;
+    if (!had_room) e.bytes *= 2;
+  }
+}
+
 }  // namespace glassbox::runtime

@@ -34,4 +34,9 @@ constexpr int64_t kArenaAlignment = 64;
 // are never placed in the arena). An alias extends its root's lifetime.
 MemoryPlan build_memory_plan(const MemoryRecord& record, const std::vector<int>& last_use);
 
+// Before building a plan for a run that outgrew `outgrown` (a dim of any size, SessionOptions::
+// unspecialized_symbols): every value recorded larger than its old slot, or without one, gets twice its
+// recorded bytes, so a dim growing one by one outgrows its plan log2 times, not at every size.
+void grow_record(MemoryRecord& record, const MemoryPlan& outgrown);
+
 }  // namespace glassbox::runtime

@@ -83,6 +83,9 @@ struct Plan {
   std::shared_ptr<runtime::CompiledGraph> graph;
   std::mutex mu;
   std::shared_ptr<const runtime::MemoryPlan> memory;  // null until one run recorded the allocations
+  // The memory plan a run outgrew (SessionOptions::unspecialized_symbols): the next run records again and its
+  // grown slots are doubled.
+  std::shared_ptr<const runtime::MemoryPlan> outgrown;
 };
 
 class SessionImpl {
@@ -231,9 +234,25 @@ class SessionImpl {
   }
 
   // The plan for this signature, specialized (level 2) and cached.
-  Result<std::shared_ptr<Plan>> plan_for(const std::vector<const Tensor*>& ordered) {
+  bool unspecialized(const std::string& symbol) const {
+    return !symbol.empty() && std::find(options.unspecialized_symbols.begin(), options.unspecialized_symbols.end(),
+                                        symbol) != options.unspecialized_symbols.end();
+  }
+
+  // The plan key: the input shapes, with -1 ("any size") for dims named by an unspecialized symbol.
+  std::vector<Shape> plan_key(const std::vector<const Tensor*>& ordered) const {
     std::vector<Shape> key;
-    for (const Tensor* t : ordered) key.push_back(t->shape());
+    for (size_t k = 0; k < ordered.size(); ++k) {
+      Shape s = ordered[k]->shape();
+      for (size_t d = 0; k < inputs.size() && d < inputs[k].symbols.size() && d < s.size(); ++d)
+        if (unspecialized(inputs[k].symbols[d])) s[d] = -1;
+      key.push_back(std::move(s));
+    }
+    return key;
+  }
+
+  Result<std::shared_ptr<Plan>> plan_for(const std::vector<const Tensor*>& ordered) {
+    const std::vector<Shape> key = plan_key(ordered);
     {
       std::lock_guard<std::mutex> lock(cache_mu);
       for (auto it = cache.begin(); it != cache.end(); ++it)
@@ -252,7 +271,7 @@ class SessionImpl {
       for (size_t k = 0; k < inputs.size(); ++k)
         for (size_t d = 0; d < inputs[k].symbols.size() && d < key[k].size(); ++d) {
           const std::string& sym = inputs[k].symbols[d];
-          if (sym.empty()) continue;
+          if (sym.empty() || unspecialized(sym)) continue;
           auto [it, fresh] = symbols.emplace(sym, key[k][d]);
           if (!fresh && it->second != key[k][d]) conflicting.insert(sym);
         }
@@ -470,6 +489,11 @@ Result<PoolWait> parse_pool_wait(const std::string& text) {
   return make_error(ErrorCode::kInvalidArgument, "pool_wait '" + text + "' is unknown", {}, "use auto, spin or sleep");
 }
 void Session::set_observer(NodeObserver observer) { impl_->observer = std::move(observer); }
+void Session::set_unspecialized_symbols(std::vector<std::string> symbols) {
+  std::lock_guard<std::mutex> lock(impl_->cache_mu);
+  impl_->options.unspecialized_symbols = std::move(symbols);
+  impl_->cache.clear();
+}
 
 Result<std::vector<NamedValue>> Session::run_values(const std::vector<NamedValue>& inputs, RunStats* stats) const {
   return runtime::run_values_on(*impl_, inputs, *impl_->pool, stats);
@@ -508,8 +532,10 @@ Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vect
     memory = plan->memory;
   }
   std::shared_ptr<Buffer> arena;
+  int64_t plan_misses = 0;
   if (memory) {
     eo.plan = memory.get();
+    eo.plan_misses = &plan_misses;
     arena = impl_->take_arena(memory->arena_bytes);
     eo.arena = &arena;
   } else if (impl_->options.use_memory_plan) {
@@ -521,7 +547,20 @@ Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vect
   if (!ran.ok() && impl_->options.max_memory > 0)  // the executor's numbers, and what the budget left this run
     return runtime::explain_run_limit(std::move(ran).take_error(), impl_->memory_report());
   GB_ASSIGN_OR_RETURN(auto outs, std::move(ran));
+  if (plan_misses > 0 && !impl_->options.unspecialized_symbols.empty()) {  // outgrown: the next run records again
+    std::lock_guard<std::mutex> lock(plan->mu);
+    if (plan->memory == memory) {
+      plan->outgrown = std::move(plan->memory);
+      plan->memory = nullptr;
+    }
+  }
   if (eo.record) {
+    std::shared_ptr<const runtime::MemoryPlan> outgrown;
+    {
+      std::lock_guard<std::mutex> lock(plan->mu);
+      outgrown = plan->outgrown;
+    }
+    if (outgrown) runtime::grow_record(record, *outgrown);
     auto built = std::make_shared<const runtime::MemoryPlan>(runtime::build_memory_plan(record, plan->graph->last_use));
     std::lock_guard<std::mutex> lock(plan->mu);
     if (!plan->memory) plan->memory = std::move(built);

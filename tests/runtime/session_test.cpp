@@ -336,6 +336,59 @@ TEST(Session, MemoryPlanIsUsedFromTheSecondRunAndGivesTheSameResult) {
   EXPECT_EQ(values_of<float>((*o2)[0].tensor), before);
 }
 
+// SessionOptions::unspecialized_symbols: one plan for every size of the named dim. The graph reads the dim's size
+// (Shape -> Cast -> Add), which a plan specialized on one size would fold to a stale constant; the memory plan,
+// recorded at one size, is outgrown by a longer run and recorded again with room doubled.
+TEST(Session, UnspecializedSymbolSharesOnePlanAcrossSizes) {
+  REQUIRE_OPS("Add", "Mul", "Shape", "Cast");
+  TempDir dir;
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {-1}, {"past"});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {-1}, {"past"});
+  add_node(g, "Add", {"x", "x"}, {"a"});
+  add_node(g, "Mul", {"a", "x"}, {"b"});
+  add_node(g, "Shape", {"x"}, {"len"});
+  auto* cast = add_node(g, "Cast", {"len"}, {"lenf"});
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  add_node(g, "Add", {"b", "lenf"}, {"y"});
+  const std::string path = write_model(m, dir.file("past.onnx"));
+  SessionOptions o;
+  o.unspecialized_symbols = {"past"};
+  auto s = Session::load(path, o);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  auto run = [&](int64_t n, RunStats* st) {
+    std::vector<float> xs(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) xs[i] = static_cast<float>(i % 5) - 2.f;
+    auto out = s->run({{"x", float_tensor({n}, xs)}}, st);
+    EXPECT_TRUE(out.ok()) << out.error().to_string();
+    if (!out.ok()) return;
+    const auto y = values_of<float>((*out)[0].tensor);
+    ASSERT_EQ(static_cast<int64_t>(y.size()), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], 2 * xs[i] * xs[i] + static_cast<float>(n)) << "n " << n << " i " << i;
+  };
+  RunStats st[7];
+  const int64_t sizes[] = {1000, 1000, 999, 1001, 1002, 1500, 2100};
+  for (int i = 0; i < 7; ++i) run(sizes[i], &st[i]);
+  EXPECT_FALSE(st[0].used_memory_plan);  // records
+  EXPECT_TRUE(st[1].used_memory_plan);
+  EXPECT_TRUE(st[2].used_memory_plan);   // a smaller size fits the same plan
+  EXPECT_TRUE(st[3].used_memory_plan);   // a larger one runs on it, the tensors that outgrew it from the heap...
+  EXPECT_FALSE(st[4].used_memory_plan);  // ...and the next run records again
+  EXPECT_TRUE(st[5].used_memory_plan);   // with room doubled: 1500 fits
+  EXPECT_GE(st[5].arena_bytes, 2 * 1002 * 4);
+  EXPECT_TRUE(st[6].used_memory_plan);   // 2100 outgrows it again (served, then recorded at the next run)
+  // Without the option each size is its own plan, specialized: the Shape reads fold away.
+  auto plain = Session::load(path);
+  ASSERT_TRUE(plain.ok());
+  RunStats p1;
+  ASSERT_TRUE(plain->run({{"x", float_tensor({3}, {1, 2, 3})}}, &p1).ok());
+  EXPECT_LT(p1.nodes_executed, st[1].nodes_executed);
+}
+
 TEST(Session, ConcurrentRunsAgree) {
   REQUIRE_OPS("Add", "Relu");
   TempDir dir;

@@ -25,31 +25,51 @@ namespace {
 
 constexpr int kRows = 4;  // activation rows per pass over a weight row (2 accumulators each)
 
-struct BlockScale {
-  float scale, shift;
-};
+enum class Zero { kDefault, kPacked, kFloat };  // which zero points the weights carry (templated: no branch per block)
 
-inline BlockScale block_scale(const NBitsWeights& w, int64_t n, int64_t kb, int64_t kb_count) {
-  const float s = w.scales[n * kb_count + kb];
-  return {s, -nbits_zero(w, n, kb) * s};
-}
+// Row n's scales and zero points, read per block without re-deriving the row's offsets.
+template <int Bits, Zero Z>
+struct RowScales {
+  const float* scales;
+  const float* zero_float = nullptr;
+  const uint8_t* zero_packed = nullptr;
+  RowScales(const NBitsWeights& w, int64_t n) : scales(w.scales + n * w.k_blocks()) {
+    if constexpr (Z == Zero::kFloat) zero_float = w.zero_float + n * w.k_blocks();
+    if constexpr (Z == Zero::kPacked) zero_packed = w.zero_packed + n * ((w.k_blocks() * Bits + 7) / 8);
+  }
+  float zero(int64_t kb) const {
+    if constexpr (Z == Zero::kDefault) return static_cast<float>(1 << (Bits - 1));
+    if constexpr (Z == Zero::kFloat) return zero_float[kb];
+    if constexpr (Bits == 8) return static_cast<float>(zero_packed[kb]);
+    const uint8_t byte = zero_packed[kb / 2];
+    return static_cast<float>(kb % 2 == 0 ? byte & 0x0F : byte >> 4);
+  }
+  float shift(int64_t kb) const { return -zero(kb) * scales[kb]; }  // fma(code, scale, shift) = the weight
+};
 
 GB_NB_AVX512 inline float sum512(__m512 v) { return _mm512_reduce_add_ps(v); }
 
+// 16 bits-8 codes as weights.
+GB_NB_AVX512 inline __m512 decode8_avx512(const uint8_t* p, __m512 vs, __m512 vsh) {
+  const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), vs, vsh);
+}
+
 // One weight row n against R activation rows starting at a0 (stride kp).
-template <int R>
+template <int Bits, Zero Z, int R>
 GB_NB_AVX512 void row_avx512(const NBitsWeights& w, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
-  const int64_t kb_count = w.k_blocks(), blob = w.blob();
+  const int64_t kb_count = w.k_blocks(), blob = w.blob(), bs = w.block_size;
+  const RowScales<Bits, Z> rs(w, n);
+  const uint8_t* codes = w.codes + n * kb_count * blob;
   __m512 lo_acc[R], hi_acc[R];
   for (int r = 0; r < R; ++r) lo_acc[r] = hi_acc[r] = _mm512_setzero_ps();
   const __m512i nibble = _mm512_set1_epi32(0x0F);
   for (int64_t kb = 0; kb < kb_count; ++kb) {
-    const BlockScale bs = block_scale(w, n, kb, kb_count);
-    const __m512 vs = _mm512_set1_ps(bs.scale), vsh = _mm512_set1_ps(bs.shift);
-    const uint8_t* block = w.codes + (n * kb_count + kb) * blob;
-    const float* a = a0 + kb * w.block_size;
-    if (w.bits == 4) {
-      for (int64_t c = 0; c < w.block_size; c += 32) {
+    const __m512 vs = _mm512_set1_ps(rs.scales[kb]), vsh = _mm512_set1_ps(rs.shift(kb));
+    const uint8_t* block = codes + kb * blob;
+    const float* a = a0 + kb * bs;
+    if constexpr (Bits == 4) {
+      for (int64_t c = 0; c < bs; c += 32) {
         const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + c / 2)));
         const __m512 lo = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(v, nibble)), vs, vsh);
         const __m512 hi = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4)), vs, vsh);
@@ -59,13 +79,19 @@ GB_NB_AVX512 void row_avx512(const NBitsWeights& w, int64_t n, const float* a0, 
         }
       }
     } else {
-      for (int64_t c = 0; c < w.block_size; c += 16) {
-        const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + c)));
-        const __m512 wv = _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), vs, vsh);
+      // 32 codes per step into the two accumulators (no runtime choice of accumulator: they stay in
+      // registers), then block 16's single half.
+      int64_t c = 0;
+      for (; c + 32 <= bs; c += 32) {
+        const __m512 w0 = decode8_avx512(block + c, vs, vsh), w1 = decode8_avx512(block + c + 16, vs, vsh);
         for (int r = 0; r < R; ++r) {
-          __m512& acc = (c / 16) % 2 == 0 ? lo_acc[r] : hi_acc[r];
-          acc = _mm512_fmadd_ps(wv, _mm512_loadu_ps(a + r * kp + c), acc);
+          lo_acc[r] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(a + r * kp + c), lo_acc[r]);
+          hi_acc[r] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(a + r * kp + c + 16), hi_acc[r]);
         }
+      }
+      if (c < bs) {
+        const __m512 w0 = decode8_avx512(block + c, vs, vsh);
+        for (int r = 0; r < R; ++r) lo_acc[r] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(a + r * kp + c), lo_acc[r]);
       }
     }
   }
@@ -78,19 +104,26 @@ GB_NB_AVX2 inline float sum256(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
 
-template <int R>
+// 8 bits-8 codes as weights.
+GB_NB_AVX2 inline __m256 decode8_avx2(const uint8_t* p, __m256 vs, __m256 vsh) {
+  const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), vs, vsh);
+}
+
+template <int Bits, Zero Z, int R>
 GB_NB_AVX2 void row_avx2(const NBitsWeights& w, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
-  const int64_t kb_count = w.k_blocks(), blob = w.blob();
+  const int64_t kb_count = w.k_blocks(), blob = w.blob(), bs = w.block_size;
+  const RowScales<Bits, Z> rs(w, n);
+  const uint8_t* codes = w.codes + n * kb_count * blob;
   __m256 lo_acc[R], hi_acc[R];
   for (int r = 0; r < R; ++r) lo_acc[r] = hi_acc[r] = _mm256_setzero_ps();
   const __m256i nibble = _mm256_set1_epi32(0x0F);
   for (int64_t kb = 0; kb < kb_count; ++kb) {
-    const BlockScale bs = block_scale(w, n, kb, kb_count);
-    const __m256 vs = _mm256_set1_ps(bs.scale), vsh = _mm256_set1_ps(bs.shift);
-    const uint8_t* block = w.codes + (n * kb_count + kb) * blob;
-    const float* a = a0 + kb * w.block_size;
-    if (w.bits == 4) {
-      for (int64_t c = 0; c < w.block_size; c += 32) {
+    const __m256 vs = _mm256_set1_ps(rs.scales[kb]), vsh = _mm256_set1_ps(rs.shift(kb));
+    const uint8_t* block = codes + kb * blob;
+    const float* a = a0 + kb * bs;
+    if constexpr (Bits == 4) {
+      for (int64_t c = 0; c < bs; c += 32) {
         for (int half = 0; half < 2; ++half) {  // bytes 0-7 then 8-15: even/odd positions 0-7 then 8-15
           const __m256i v =
               _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + c / 2 + 8 * half)));
@@ -103,12 +136,11 @@ GB_NB_AVX2 void row_avx2(const NBitsWeights& w, int64_t n, const float* a0, int6
         }
       }
     } else {
-      for (int64_t c = 0; c < w.block_size; c += 8) {
-        const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + c)));
-        const __m256 wv = _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), vs, vsh);
+      for (int64_t c = 0; c < bs; c += 16) {  // block_size >= 16: 16 codes per step, two accumulators
+        const __m256 w0 = decode8_avx2(block + c, vs, vsh), w1 = decode8_avx2(block + c + 8, vs, vsh);
         for (int r = 0; r < R; ++r) {
-          __m256& acc = (c / 8) % 2 == 0 ? lo_acc[r] : hi_acc[r];
-          acc = _mm256_fmadd_ps(wv, _mm256_loadu_ps(a + r * kp + c), acc);
+          lo_acc[r] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(a + r * kp + c), lo_acc[r]);
+          hi_acc[r] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(a + r * kp + c + 8), hi_acc[r]);
         }
       }
     }
@@ -116,37 +148,58 @@ GB_NB_AVX2 void row_avx2(const NBitsWeights& w, int64_t n, const float* a0, int6
   for (int r = 0; r < R; ++r) y[r * ldy + n] = sum256(_mm256_add_ps(lo_acc[r], hi_acc[r]));
 }
 
-// Rows of A in groups of kRows (then the remainder) for every weight row.
-template <void (*F1)(const NBitsWeights&, int64_t, const float*, int64_t, float*, int64_t),
-          void (*F2)(const NBitsWeights&, int64_t, const float*, int64_t, float*, int64_t),
-          void (*F3)(const NBitsWeights&, int64_t, const float*, int64_t, float*, int64_t),
-          void (*F4)(const NBitsWeights&, int64_t, const float*, int64_t, float*, int64_t)>
-void run_rows(const NBitsActivations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y, int64_t ldy) {
+using RowFn = void (*)(const NBitsWeights&, int64_t, const float*, int64_t, float*, int64_t);
+
+// Rows of A in groups of kRows (then the remainder) for every weight row; fns[r - 1] handles r rows.
+void run_rows(const RowFn (&fns)[kRows], const NBitsActivations& a, const NBitsWeights& w, int64_t n0, int64_t n1,
+              float* Y, int64_t ldy) {
   for (int64_t m0 = 0; m0 < a.M; m0 += kRows) {
-    const int64_t rows = std::min<int64_t>(kRows, a.M - m0);
+    const RowFn f = fns[std::min<int64_t>(kRows, a.M - m0) - 1];
     const float* a0 = a.data.data() + m0 * a.k_padded;
     float* y = Y + m0 * ldy;
-    for (int64_t n = n0; n < n1; ++n) {
-      switch (rows) {
-        case 1: F1(w, n, a0, a.k_padded, y, ldy); break;
-        case 2: F2(w, n, a0, a.k_padded, y, ldy); break;
-        case 3: F3(w, n, a0, a.k_padded, y, ldy); break;
-        default: F4(w, n, a0, a.k_padded, y, ldy); break;
-      }
-    }
+    for (int64_t n = n0; n < n1; ++n) f(w, n, a0, a.k_padded, y, ldy);
   }
+}
+
+template <template <int, Zero, int> class Row, int Bits, Zero Z>
+struct Rows {
+  static constexpr RowFn fns[kRows] = {Row<Bits, Z, 1>::f, Row<Bits, Z, 2>::f, Row<Bits, Z, 3>::f, Row<Bits, Z, 4>::f};
+};
+
+template <int Bits, Zero Z, int R>
+struct Avx512Row {
+  static void f(const NBitsWeights& w, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
+    row_avx512<Bits, Z, R>(w, n, a0, kp, y, ldy);
+  }
+};
+template <int Bits, Zero Z, int R>
+struct Avx2Row {
+  static void f(const NBitsWeights& w, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
+    row_avx2<Bits, Z, R>(w, n, a0, kp, y, ldy);
+  }
+};
+
+// The row functions for these weights' bits and zero points.
+template <template <int, Zero, int> class Row>
+const RowFn (&row_fns(const NBitsWeights& w))[kRows] {
+  const Zero z = w.zero_float ? Zero::kFloat : w.zero_packed ? Zero::kPacked : Zero::kDefault;
+  if (w.bits == 4)
+    return z == Zero::kFloat ? Rows<Row, 4, Zero::kFloat>::fns : z == Zero::kPacked ? Rows<Row, 4, Zero::kPacked>::fns
+                                                                                    : Rows<Row, 4, Zero::kDefault>::fns;
+  return z == Zero::kFloat ? Rows<Row, 8, Zero::kFloat>::fns : z == Zero::kPacked ? Rows<Row, 8, Zero::kPacked>::fns
+                                                                                  : Rows<Row, 8, Zero::kDefault>::fns;
 }
 
 }  // namespace
 
 void matmul_nbits_f32_avx512(const NBitsActivations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
                              int64_t ldy) {
-  run_rows<row_avx512<1>, row_avx512<2>, row_avx512<3>, row_avx512<4>>(a, w, n0, n1, Y, ldy);
+  run_rows(row_fns<Avx512Row>(w), a, w, n0, n1, Y, ldy);
 }
 
 void matmul_nbits_f32_avx2(const NBitsActivations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
                            int64_t ldy) {
-  run_rows<row_avx2<1>, row_avx2<2>, row_avx2<3>, row_avx2<4>>(a, w, n0, n1, Y, ldy);
+  run_rows(row_fns<Avx2Row>(w), a, w, n0, n1, Y, ldy);
 }
 
 // Decoded rows for the GEMM path: the same decode as row_avx512, stored (prepared order).
@@ -157,8 +210,8 @@ GB_NB_AVX512 void dequantize_nbits_rows_avx512(const NBitsWeights& w, int64_t k_
   for (int64_t n = n0; n < n1; ++n) {
     float* row = out + (n - n0) * k_padded;
     for (int64_t kb = 0; kb < kb_count; ++kb) {
-      const BlockScale bs = block_scale(w, n, kb, kb_count);
-      const __m512 vs = _mm512_set1_ps(bs.scale), vsh = _mm512_set1_ps(bs.shift);
+      const float scale = w.scales[n * kb_count + kb];
+      const __m512 vs = _mm512_set1_ps(scale), vsh = _mm512_set1_ps(-nbits_zero(w, n, kb) * scale);
       const uint8_t* block = w.codes + (n * kb_count + kb) * blob;
       float* dst = row + kb * w.block_size;
       const int64_t step = w.bits == 4 ? 32 : 16;
