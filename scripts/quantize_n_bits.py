@@ -141,6 +141,13 @@ def op_cases(out_dir):
         ("zp8_k130_b128", [3], 130, 21, 8, 128, "uint8", True, None),
         ("sym4_k64_b32_acc1", [3], 64, 16, 4, 32, None, False, 1),
         ("sym4_k256_b32_acc4", [4], 256, 48, 4, 32, None, False, 4),
+        # accuracy_level 4: glassbox quantizes A to int8 per block as ORT's CPU kernel does (VNNI or scalar)
+        ("zp4_k100_b32_acc4", [2, 3], 100, 37, 4, 32, "uint8", True, 4),
+        ("zp4_k50_b16_acc4", [1], 50, 19, 4, 16, "uint8", False, 4),
+        ("sym4_k300_b128_acc4", [5], 300, 23, 4, 128, None, False, 4),
+        ("zp8_k130_b32_acc4", [3], 130, 21, 8, 32, "uint8", False, 4),
+        ("sym8_k64_b16_acc4", [2], 64, 9, 8, 16, None, True, 4),
+        ("zp4_k96_b32_m40_acc4", [40], 96, 33, 4, 32, "uint8", False, 4),  # > 16 rows: int8 values through the GEMM
     ]
     listing = []
     os.makedirs(out_dir, exist_ok=True)

@@ -63,6 +63,9 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--preset", choices=sorted(PRESETS), default="qwen05b")
     ap.add_argument("--q4", action="store_true")
+    ap.add_argument("--accuracy-level", type=int, choices=[0, 1, 4],
+                    help="with --q4: MatMulNBits accuracy_level (4 = int8 activations, the onnxruntime-genai builder's "
+                         "CPU default); the directory is then <out>_q4_acc<N>")
     args = ap.parse_args()
     c = dict(PRESETS[args.preset], vocab=tokenizer_vocab_size())
     torch.manual_seed(2805)
@@ -83,10 +86,11 @@ def main():
         shutil.copyfile(os.path.join(mdm.QWEN3, f), os.path.join(d, f))
     outs = [d]
     if args.q4:
-        q4 = d.rstrip("/") + "_q4"
+        q4 = d.rstrip("/") + "_q4" + ("" if args.accuracy_level is None else "_acc%d" % args.accuracy_level)
         os.makedirs(q4, exist_ok=True)
+        level = [] if args.accuracy_level is None else ["--accuracy-level", str(args.accuracy_level)]
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "quantize_n_bits.py"), path,
-                        os.path.join(q4, "model.onnx"), "--bits", "4", "--block-size", "32"], check=True)
+                        os.path.join(q4, "model.onnx"), "--bits", "4", "--block-size", "32"] + level, check=True)
         for f in os.listdir(d):
             if f.endswith(".json"):
                 shutil.copyfile(os.path.join(d, f), os.path.join(q4, f))

@@ -93,6 +93,10 @@ std::vector<KernelFamily> kernel_families() {
                       ", fp32 from the packed codes (bits 8, bits 4 with block_size % 32 == 0; bits 4 with block 16 "
                       "runs the scalar loop); more than " + std::to_string(kNBitsDirectMaxRows) +
                       " rows: decoded tiles through GEMM fp32"});
+  rows.push_back({"MatMulNBits accuracy_level 4 (int8 activations per block)",
+                  f.int8_vnni() ? "x86/matmul_nbits_x86.cpp AVX-512 VNNI" : "scalar loop (matmul_nbits.cpp)",
+                  f.int8_vnni() ? "fast: u8 codes x s8 activations, 64 bytes per vpdpbusd"
+                                : "slow: exact int32 loops without AVX512_VNNI (same numbers)"});
   rows.push_back({"Conv, ConvTranspose", "oneDNN convolution, chosen per shape at first run (reference loops where "
                                          "oneDNN has no implementation)",
                   "vector: " + fp32_lanes(f)});

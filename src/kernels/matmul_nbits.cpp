@@ -78,6 +78,81 @@ void dequantize_nbits_rows(const NBitsWeights& w, int64_t k_padded, int64_t n0, 
   }
 }
 
+namespace {
+
+// Where value k of a row lives in the int8 activations (NBitsInt8Activations' layout).
+int64_t int8_index(int64_t k, int64_t bits) {
+  if (bits != 4) return k;
+  const int64_t chunk = k / 128, j = k % 128;
+  return chunk * 128 + (j % 2 == 0 ? j / 2 : 64 + j / 2);
+}
+
+}  // namespace
+
+NBitsInt8Activations quantize_nbits_activations(const float* A, int64_t M, const NBitsWeights& w) {
+  NBitsInt8Activations a;
+  a.M = M;
+  a.k_blocks = w.k_blocks();
+  const int64_t row_bytes = a.k_blocks * w.blob(), chunks = (row_bytes + 63) / 64;
+  a.row_values = chunks * (w.bits == 4 ? 128 : 64);
+  a.q.assign(static_cast<size_t>(M * a.row_values), 0);
+  a.scale.assign(static_cast<size_t>(M * a.k_blocks), 0.f);
+  a.sum.assign(static_cast<size_t>(M * a.k_blocks), 0.f);
+  for (int64_t m = 0; m < M; ++m) {
+    const float* row = A + m * w.K;
+    for (int64_t kb = 0; kb < a.k_blocks; ++kb) {
+      const int64_t k0 = kb * w.block_size, k_end = std::min(w.K, k0 + w.block_size);
+      float amax = 0.f;
+      for (int64_t k = k0; k < k_end; ++k) amax = std::max(amax, std::fabs(row[k]));
+      const float scale = amax / 127.f, inverse = amax != 0.f ? 127.f / amax : 0.f;
+      int32_t sum = 0;
+      for (int64_t k = k0; k < k_end; ++k) {
+        const int32_t q = static_cast<int32_t>(std::nearbyint(row[k] * inverse));
+        a.q[m * a.row_values + int8_index(k, w.bits)] = static_cast<int8_t>(std::clamp(q, -127, 127));
+        sum += std::clamp(q, -127, 127);
+      }
+      a.scale[m * a.k_blocks + kb] = scale;
+      a.sum[m * a.k_blocks + kb] = scale * static_cast<float>(sum);
+    }
+  }
+  return a;
+}
+
+bool nbits_int8_vnni_available() { return cpu_features().int8_vnni(); }
+
+std::vector<float> nbits_int8_as_float(const NBitsInt8Activations& a, const NBitsWeights& w) {
+  std::vector<float> out(static_cast<size_t>(a.M * w.K));
+  for (int64_t m = 0; m < a.M; ++m)
+    for (int64_t k = 0; k < w.K; ++k)
+      out[m * w.K + k] = static_cast<float>(a.q[m * a.row_values + int8_index(k, w.bits)]) * a.scale[m * a.k_blocks + k / w.block_size];
+  return out;
+}
+
+void matmul_nbits_int8_form(bool vnni, const NBitsInt8Activations& a, const NBitsWeights& w, int64_t n0, int64_t n1,
+                            float* Y, int64_t ldy) {
+  if (vnni && nbits_int8_vnni_available()) return x86::matmul_nbits_int8_vnni(a, w, n0, n1, Y, ldy);
+  const int64_t kb_count = w.k_blocks(), blob = w.blob();
+  for (int64_t n = n0; n < n1; ++n)
+    for (int64_t m = 0; m < a.M; ++m) {
+      const int8_t* q = a.q.data() + m * a.row_values;
+      float acc = 0;
+      for (int64_t kb = 0; kb < kb_count; ++kb) {
+        const uint8_t* block = w.codes + (n * kb_count + kb) * blob;
+        const int64_t k0 = kb * w.block_size, k_end = std::min(w.K, k0 + w.block_size);
+        int32_t dot = 0;
+        for (int64_t k = k0; k < k_end; ++k) dot += code_at(w, block, k - k0) * q[int8_index(k, w.bits)];
+        const float sb = w.scales[n * kb_count + kb];
+        acc += sb * a.scale[m * kb_count + kb] * static_cast<float>(dot) - sb * nbits_zero(w, n, kb) * a.sum[m * kb_count + kb];
+      }
+      Y[m * ldy + n] = acc;
+    }
+}
+
+void matmul_nbits_int8(const NBitsInt8Activations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
+                       int64_t ldy) {
+  matmul_nbits_int8_form(true, a, w, n0, n1, Y, ldy);
+}
+
 bool nbits_form_available(NBitsForm f, const NBitsWeights& w) {
   const CpuFeatures& cpu = cpu_features();
   switch (f) {

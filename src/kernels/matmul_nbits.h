@@ -58,6 +58,30 @@ inline float nbits_zero(const NBitsWeights& w, int64_t n, int64_t kb) {
 // The kernel matmul_nbits_f32 runs on this CPU for these weights ("x86/matmul_nbits_x86.cpp AVX-512", "scalar").
 const char* matmul_nbits_implementation(const NBitsWeights& w);
 
+// accuracy_level 4 (ORT's "int8 compute" for MatMulNBits): each block of block_size values of a row of A
+// quantized to int8, symmetric, scale = max|a| / 127, q = a * (127 / max|a|) rounded to nearest even (0 for an
+// all-zero block), as ORT's CPU kernel does; a product block is scale_b * scale_a * (sum code*q - zero * sum q).
+// Layout of q: bits 4: per 64 bytes of a weight row's codes (128 values), the 64 values the low nibbles hold,
+// then the 64 the high nibbles hold (row byte j holds values 2j and 2j+1: blocks are contiguous along K);
+// bits 8: natural order. Padded with zeros to whole 64-byte chunks of codes.
+struct NBitsInt8Activations {
+  std::vector<int8_t> q;        // [M, row_values]
+  std::vector<float> scale;     // [M, k_blocks]: scale_a
+  std::vector<float> sum;       // [M, k_blocks]: scale_a * sum of the block's q (the zero point's term)
+  int64_t M = 0, row_values = 0, k_blocks = 0;
+};
+NBitsInt8Activations quantize_nbits_activations(const float* A, int64_t M, const NBitsWeights& w);
+
+// Y[m * ldy + n] for n in [n0, n1) from int8 activations: AVX-512 VNNI (bits 4 and 8) or the scalar loop.
+void matmul_nbits_int8(const NBitsInt8Activations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
+                       int64_t ldy);
+bool nbits_int8_vnni_available();
+// The int8 activations as floats (q * scale_a), [M, K] in natural order: for many rows, the decoded-tile GEMM on
+// these computes the same products as the int8 kernels (up to the order of the float sums).
+std::vector<float> nbits_int8_as_float(const NBitsInt8Activations& a, const NBitsWeights& w);
+void matmul_nbits_int8_form(bool vnni, const NBitsInt8Activations& a, const NBitsWeights& w, int64_t n0, int64_t n1,
+                            float* Y, int64_t ldy);
+
 // Which form to run, for tests: every form must agree with the scalar one.
 enum class NBitsForm { kAuto, kScalar, kAvx2, kAvx512 };
 bool nbits_form_available(NBitsForm f, const NBitsWeights& w);
@@ -70,6 +94,8 @@ void matmul_nbits_f32_avx512(const NBitsActivations& a, const NBitsWeights& w, i
 void matmul_nbits_f32_avx2(const NBitsActivations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
                            int64_t ldy);
 void dequantize_nbits_rows_avx512(const NBitsWeights& w, int64_t k_padded, int64_t n0, int64_t n1, float* out);
+void matmul_nbits_int8_vnni(const NBitsInt8Activations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
+                            int64_t ldy);
 }  // namespace x86
 
 }  // namespace glassbox::kernels

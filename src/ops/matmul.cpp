@@ -62,7 +62,6 @@ class MatMulOp final : public Op {
     const int64_t nb = product(batch, 0, batch.size());
     const int64_t nba = product(batch_a, 0, batch_a.size()), nbb = product(batch_b, 0, batch_b.size());
     const T* pa = a->data<T>();
-    const T* pb = b->data<T>();
     T* py = y->mutable_data<T>();
     ThreadPool* pool = &ctx.pool();
     // float32 on oneDNN; other dtypes (rare in models) on plain loops.
@@ -79,6 +78,9 @@ class MatMulOp final : public Op {
         return {};
       }
     }
+    // B's typed data only off the packed path: a misaligned mapped weight gets an aligned resident copy on its first
+    // typed access (graph/loader's lazy slices), which the packed path, reading the bytes where they lie, never needs.
+    const T* pb = b->data<T>();
     kernels::GemmDesc d;
     d.N = N;
     d.K = K;

@@ -5,9 +5,9 @@
 //   values ([N, k_blocks] or flattened, as older quantizers wrote); zero_points optional: packed
 //   uint8 (N * ceil(k_blocks * bits / 8)) or float (N * k_blocks), default 2^(bits - 1);
 //   g_idx (deprecated) refused; bias [N] optional.
-// accuracy_level (0 unset, 1 fp32, 2 fp16, 3 bf16, 4 int8: ORT's CPU kernel then quantizes A to int8
-// per block) never changes what glassbox computes: B is dequantized to fp32 and multiplied in fp32,
-// declared in explain. Kernels (kernels/matmul_nbits.h): up to kNBitsDirectMaxRows rows of A (decode
+// accuracy_level (0 unset, 1 fp32, 2 fp16, 3 bf16, 4 int8): at 4 glassbox quantizes A to int8 per block
+// as ORT's CPU kernel does (kernels/matmul_nbits.h NBitsInt8Activations) and multiplies in int32; at 0-3
+// B is dequantized and multiplied in fp32 (fp16 and bf16 are GPU hints). Declared in explain. Kernels (kernels/matmul_nbits.h): up to kNBitsDirectMaxRows rows of A (decode
 // steps) multiply straight from the packed codes, decoded in registers (AVX-512 / AVX2); more rows
 // (prefill) decode tiles of 64 weight rows to fp32 scratch and run the fp32 GEMM on them.
 #include <algorithm>
@@ -27,7 +27,7 @@ struct MatMulNBitsAttrs {
   int64_t N = 0;               // required: Y's last dim
   int64_t bits = 4;            // 4 or 8 here (ORT also has 2)
   int64_t block_size = 0;      // required: a power of two >= 16
-  int64_t accuracy_level = 0;  // ORT's compute precision hint; glassbox computes in fp32 at every level
+  int64_t accuracy_level = 0;  // ORT's compute precision hint; glassbox honours 4 (int8 A), else fp32
 };
 
 constexpr int64_t kTileColumns = 64;     // weight rows decoded per GEMM tile (many rows of A)
@@ -49,9 +49,14 @@ class MatMulNBitsOp final : public Op {
   explicit MatMulNBitsOp(MatMulNBitsAttrs a) : a_(a), k_blocks_((a.K + a.block_size - 1) / a.block_size) {}
 
   std::string load_decision() const override {
-    return "MatMulNBits bits " + std::to_string(a_.bits) + ", block_size " + std::to_string(a_.block_size) +
-           ", accuracy_level " + std::to_string(a_.accuracy_level) + " (" + accuracy_name(a_.accuracy_level) +
-           "): glassbox dequantizes B to fp32 and computes in fp32 at every accuracy_level";
+    const std::string head = "MatMulNBits bits " + std::to_string(a_.bits) + ", block_size " + std::to_string(a_.block_size) +
+                             ", accuracy_level " + std::to_string(a_.accuracy_level) + " (" + accuracy_name(a_.accuracy_level) + "): ";
+    if (a_.accuracy_level == 4)
+      return head + "glassbox honours it: A quantized to int8 per block (symmetric, max|a|/127, round to nearest even, as "
+                    "ORT's CPU kernel), int32 dot products with the codes (" +
+             std::string(kernels::nbits_int8_vnni_available() ? "AVX-512 VNNI" : "scalar loop: this CPU lacks AVX-512 VNNI") +
+             "), scaled per block in fp32";
+    return head + "glassbox dequantizes B and computes in fp32 (levels 0-3; level 4 would quantize A to int8)";
   }
 
   Status compute(ComputeContext& ctx) const override {
@@ -68,13 +73,15 @@ class MatMulNBitsOp final : public Op {
     if (M == 0 || a_.N == 0) return Status();
     const kernels::NBitsWeights w = weights(*b, *scales, zp);
     float* py = y->mutable_data<float>();
-    const kernels::NBitsActivations act = kernels::prepare_nbits_activations(a->data<float>(), M, w);
-    if (M <= kernels::kNBitsDirectMaxRows) {
+    if (a_.accuracy_level == 4) {
+      multiply_int8(ctx, a->data<float>(), M, w, py);
+    } else if (M <= kernels::kNBitsDirectMaxRows) {
+      const kernels::NBitsActivations act = kernels::prepare_nbits_activations(a->data<float>(), M, w);
       ctx.pool().parallel_for(a_.N, kDirectRowsPerTask, [&](int64_t n0, int64_t n1) {
         kernels::matmul_nbits_f32(act, w, n0, n1, py, a_.N);
       });
     } else {
-      multiply_decoded_tiles(ctx, act, w, py);
+      multiply_decoded_tiles(ctx, kernels::prepare_nbits_activations(a->data<float>(), M, w), w, py);
     }
     if (bias) {
       float* py = y->mutable_data<float>();
@@ -96,6 +103,20 @@ class MatMulNBitsOp final : public Op {
     w.bits = a_.bits;
     w.block_size = a_.block_size;
     return w;
+  }
+
+  // accuracy_level 4: A quantized to int8 per block as ORT's CPU kernel does, int32 dot products per block (VNNI or
+  // the scalar loop); many rows: the same int8 values as floats through the decoded-tile GEMM.
+  void multiply_int8(ComputeContext& ctx, const float* A, int64_t M, const kernels::NBitsWeights& w, float* Y) const {
+    const kernels::NBitsInt8Activations q = kernels::quantize_nbits_activations(A, M, w);
+    if (M <= kernels::kNBitsDirectMaxRows) {
+      ctx.pool().parallel_for(a_.N, kDirectRowsPerTask, [&](int64_t n0, int64_t n1) {
+        kernels::matmul_nbits_int8(q, w, n0, n1, Y, a_.N);
+      });
+      return;
+    }
+    const std::vector<float> as_float = kernels::nbits_int8_as_float(q, w);
+    multiply_decoded_tiles(ctx, kernels::prepare_nbits_activations(as_float.data(), M, w), w, Y);
   }
 
   // Many rows (prefill): tiles of kTileColumns weight rows decoded to fp32 scratch (in the prepared

@@ -147,6 +147,51 @@ TEST(MatMulNBitsKernel, DecodedRowsFollowThePreparedLayout) {
   }
 }
 
+// accuracy_level 4's int8 path: the quantized activations (as floats) are within half a step of A, and the
+// VNNI and scalar forms equal the double product of those values with the unpacked weights, for bits 4 and 8,
+// blocks 16 to 256 (a block wider than one 64-byte step of codes), rows that end mid-step, all zero-point forms.
+TEST(MatMulNBitsKernel, Int8FormsEqualTheProductOfTheQuantizedActivations) {
+  const Case cases[] = {{64, 17, 4, 32, 0},   {100, 9, 4, 32, 1},  {50, 7, 4, 16, 1},  {300, 5, 4, 256, 2},
+                        {130, 8, 8, 128, 1},  {48, 13, 8, 32, 0},  {70, 4, 8, 16, 2},  {520, 6, 4, 64, 0},
+                        {896, 3, 4, 32, 0}};
+  std::mt19937 rng(30);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  for (const Case& c : cases) {
+    Packed p = make_weights(c, rng);
+    const int64_t kb = (c.K + c.block - 1) / c.block;
+    for (int64_t M : {1, 3, 5}) {
+      std::vector<float> A(static_cast<size_t>(M * c.K));
+      for (float& v : A) v = normal(rng);
+      if (c.K > 40) std::fill(A.begin(), A.begin() + std::min<int64_t>(c.block, c.K), 0.f);  // an all-zero block
+      const kernels::NBitsInt8Activations q = kernels::quantize_nbits_activations(A.data(), M, p.w);
+      const std::vector<float> aq = kernels::nbits_int8_as_float(q, p.w);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t k = 0; k < c.K; ++k) {
+          const float step = q.scale[m * kb + k / c.block];
+          ASSERT_LE(std::fabs(aq[m * c.K + k] - A[m * c.K + k]), 0.5f * step * 1.0001f + 1e-12f) << "k " << k;
+        }
+      for (bool vnni : {false, true}) {
+        if (vnni && !kernels::nbits_int8_vnni_available()) continue;
+        std::vector<float> Y(static_cast<size_t>(M * c.N), -7.f);
+        kernels::matmul_nbits_int8_form(vnni, q, p.w, 0, c.N, Y.data(), c.N);
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < c.N; ++n) {
+            double want = 0, magnitude = 0;
+            for (int64_t k = 0; k < c.K; ++k) {
+              const int64_t b = k / c.block;
+              const double wv = (p.unpacked[n * c.K + k] - kernels::nbits_zero(p.w, n, b)) * p.scales[n * kb + b];
+              want += aq[m * c.K + k] * wv;
+              magnitude += std::fabs(aq[m * c.K + k] * wv);
+            }
+            EXPECT_NEAR(Y[m * c.N + n], want, 1e-5 * magnitude + 1e-6)
+                << (vnni ? "vnni" : "scalar") << " K " << c.K << " bits " << c.bits << " block " << c.block << " zp "
+                << c.zp << " M " << M << " m " << m << " n " << n;
+          }
+      }
+    }
+  }
+}
+
 TEST(MatMulNBitsKernel, ZeroPointDefaultsAndUnpacking) {
   kernels::NBitsWeights w;
   w.N = 1;

@@ -44,6 +44,10 @@ void matmul_nbits_f32_avx512(const NBitsActivations& a, const NBitsWeights& w, i
 void dequantize_nbits_rows_avx512(const NBitsWeights& w, int64_t k_padded, int64_t n0, int64_t n1, float* out) {
   dequantize_nbits_rows(w, k_padded, n0, n1, out);  // never reached: its availability check is false here
 }
+void matmul_nbits_int8_vnni(const NBitsInt8Activations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
+                            int64_t ldy) {
+  matmul_nbits_int8_form(false, a, w, n0, n1, Y, ldy);
+}
 void matmul_nbits_f32_avx2(const NBitsActivations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
                            int64_t ldy) {
   matmul_nbits_f32_form(NBitsForm::kScalar, a, w, n0, n1, Y, ldy);

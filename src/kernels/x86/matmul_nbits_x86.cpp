@@ -230,4 +230,96 @@ GB_NB_AVX512 void dequantize_nbits_rows_avx512(const NBitsWeights& w, int64_t k_
   }
 }
 
+#define GB_NB_VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni,fma")))
+
+namespace {
+
+// Row n's zero-point term for activation row m: sum over blocks of scale_b * zero * (scale_a * sum q).
+GB_NB_VNNI float int8_zero_term(const NBitsInt8Activations& a, const NBitsWeights& w, int64_t n, int64_t m) {
+  const int64_t kb_count = w.k_blocks();
+  const float* sb = w.scales + n * kb_count;
+  const float* sum = a.sum.data() + m * kb_count;
+  if (w.zero_packed || w.zero_float) {
+    float t = 0;
+    for (int64_t kb = 0; kb < kb_count; ++kb) t += sb[kb] * nbits_zero(w, n, kb) * sum[kb];
+    return t;
+  }
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t kb = 0; kb < kb_count; kb += 16) {
+    const __mmask16 k = kb + 16 <= kb_count ? __mmask16(0xFFFF) : __mmask16((1u << (kb_count - kb)) - 1);
+    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, sb + kb), _mm512_maskz_loadu_ps(k, sum + kb), acc);
+  }
+  return static_cast<float>(int64_t{1} << (w.bits - 1)) * _mm512_reduce_add_ps(acc);
+}
+
+// One weight row n against activation rows m0..m0+R: 64 code bytes per step, one or two VNNI dot products
+// (u8 codes x s8 activations, 4 products per 32-bit lane), lanes scaled by their block's scale_b * scale_a.
+template <int Bits, int R>
+GB_NB_VNNI void row_int8_vnni(const NBitsInt8Activations& a, const NBitsWeights& w, int64_t n, int64_t m0, float* Y,
+                              int64_t ldy) {
+  const int64_t kb_count = w.k_blocks(), row_bytes = kb_count * w.blob();
+  const int shift = __builtin_ctzll(static_cast<uint64_t>(w.block_size));  // block_size: a power of two (checked at load)
+  const uint8_t* codes = w.codes + n * row_bytes;
+  const float* sb = w.scales + n * kb_count;
+  constexpr int64_t kValues = Bits == 4 ? 128 : 64;  // values per 64 code bytes
+  constexpr int kLaneValues = Bits == 4 ? 8 : 4;      // values per 32-bit lane (lo and hi nibbles: 4 bytes, 8 values)
+  const int64_t per_chunk = std::max<int64_t>(1, kValues >> shift);
+  // Lane l's block, relative to the step's first block (0 for blocks wider than a step).
+  const __m512i idx = _mm512_srli_epi32(_mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                                                             14, 15),
+                                                         _mm512_set1_epi32(kLaneValues)),
+                                        static_cast<unsigned>(std::min(shift, 31)));
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t c = 0; c * 64 < row_bytes; ++c) {
+    const int64_t left = row_bytes - c * 64;
+    // A masked load only for the row's last bytes (it stalled every step when used throughout).
+    const __m512i v = left >= 64 ? _mm512_loadu_si512(codes + c * 64)
+                                 : _mm512_maskz_loadu_epi8((__mmask64(1) << left) - 1, codes + c * 64);
+    const int64_t first = (c * kValues) >> shift, blocks = std::min(per_chunk, kb_count - first);
+    const __mmask16 bm = __mmask16((1u << blocks) - 1);
+    const __m512 sbv = _mm512_maskz_loadu_ps(bm, sb + first);
+    for (int r = 0; r < R; ++r) {
+      const int8_t* q = a.q.data() + (m0 + r) * a.row_values + c * kValues;
+      __m512i d;
+      if constexpr (Bits == 4) {
+        d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(v, nibble), _mm512_loadu_si512(q));
+        d = _mm512_dpbusd_epi32(d, _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble), _mm512_loadu_si512(q + 64));
+      } else {
+        d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), v, _mm512_loadu_si512(q));
+      }
+      const __m512 sav = _mm512_maskz_loadu_ps(bm, a.scale.data() + (m0 + r) * kb_count + first);
+      const __m512 lane_scale = _mm512_permutexvar_ps(idx, _mm512_mul_ps(sbv, sav));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), lane_scale, acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    Y[(m0 + r) * ldy + n] = _mm512_reduce_add_ps(acc[r]) - int8_zero_term(a, w, n, m0 + r);
+}
+
+template <int Bits>
+void rows_int8_vnni(const NBitsInt8Activations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
+                    int64_t ldy) {
+  for (int64_t m0 = 0; m0 < a.M; m0 += kRows) {
+    const int64_t rows = std::min<int64_t>(kRows, a.M - m0);
+    for (int64_t n = n0; n < n1; ++n) {
+      switch (rows) {
+        case 1: row_int8_vnni<Bits, 1>(a, w, n, m0, Y, ldy); break;
+        case 2: row_int8_vnni<Bits, 2>(a, w, n, m0, Y, ldy); break;
+        case 3: row_int8_vnni<Bits, 3>(a, w, n, m0, Y, ldy); break;
+        default: row_int8_vnni<Bits, 4>(a, w, n, m0, Y, ldy); break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void matmul_nbits_int8_vnni(const NBitsInt8Activations& a, const NBitsWeights& w, int64_t n0, int64_t n1, float* Y,
+                            int64_t ldy) {
+  if (w.bits == 4) return rows_int8_vnni<4>(a, w, n0, n1, Y, ldy);
+  rows_int8_vnni<8>(a, w, n0, n1, Y, ldy);
+}
+
 }  // namespace glassbox::kernels::x86
