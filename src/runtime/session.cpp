@@ -233,7 +233,6 @@ class SessionImpl {
     return out;
   }
 
-  // The plan for this signature, specialized (level 2) and cached.
   bool unspecialized(const std::string& symbol) const {
     return !symbol.empty() && std::find(options.unspecialized_symbols.begin(), options.unspecialized_symbols.end(),
                                         symbol) != options.unspecialized_symbols.end();
@@ -251,6 +250,7 @@ class SessionImpl {
     return key;
   }
 
+  // The plan for this signature, specialized (level 2) and cached.
   Result<std::shared_ptr<Plan>> plan_for(const std::vector<const Tensor*>& ordered) {
     const std::vector<Shape> key = plan_key(ordered);
     {
