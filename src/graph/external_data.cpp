@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -58,6 +59,8 @@ class MappedBuffer final : public Buffer {
   int fd_;  // kept open for read_bytes
 };
 
+std::atomic<int64_t> g_lazy_copy_bytes{0};
+
 class LazyAlignedSlice final : public Buffer {
  public:
   LazyAlignedSlice(std::shared_ptr<Buffer> file, size_t offset, size_t size)
@@ -66,6 +69,7 @@ class LazyAlignedSlice final : public Buffer {
     std::call_once(once_, [this] {
       copy_ = make_owned_buffer(size_);
       if (size_) std::memcpy(copy_->mutable_data(), source_bytes(), size_);
+      g_lazy_copy_bytes.fetch_add(static_cast<int64_t>(size_), std::memory_order_relaxed);
     });
     return copy_->data();
   }
@@ -102,6 +106,8 @@ Result<uint64_t> parse_u63(const std::string& key, const std::string& text) {
 std::shared_ptr<Buffer> make_lazy_aligned_slice(std::shared_ptr<Buffer> file, size_t offset, size_t size) {
   return std::make_shared<LazyAlignedSlice>(std::move(file), offset, size);
 }
+
+int64_t lazy_aligned_copy_bytes() { return g_lazy_copy_bytes.load(std::memory_order_relaxed); }
 
 Result<std::shared_ptr<Buffer>> map_file_readonly(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -44,4 +44,9 @@ Result<std::shared_ptr<Buffer>> map_file_readonly(const std::string& path);
 // a packed weight never gets a resident copy); release_pages() releases the file's pages.
 std::shared_ptr<Buffer> make_lazy_aligned_slice(std::shared_ptr<Buffer> file, size_t offset, size_t size);
 
+// Bytes the lazy aligned slices of this process have copied so far (each slice at most once, on its first typed
+// access): what a kernel that reads a misaligned weight's typed data costs in resident memory. Tests check that the
+// packed paths, which read the bytes where they lie, add nothing here.
+int64_t lazy_aligned_copy_bytes();
+
 }  // namespace glassbox::graph
