@@ -67,6 +67,23 @@ Packed make_weights(const Case& c, std::mt19937& rng) {
   return p;
 }
 
+// Row m of A times weight row n of the unpacked codes, in double, and the sum of the products' magnitudes (the scale
+// of the float error the kernels may make).
+struct Reference {
+  double value = 0, magnitude = 0;
+};
+Reference unpacked_product(const Packed& p, const Case& c, const std::vector<float>& A, int64_t m, int64_t n) {
+  const int64_t kb = (c.K + c.block - 1) / c.block;
+  Reference r;
+  for (int64_t k = 0; k < c.K; ++k) {
+    const int64_t b = k / c.block;
+    const double wv = (p.unpacked[n * c.K + k] - kernels::nbits_zero(p.w, n, b)) * p.scales[n * kb + b];
+    r.value += A[m * c.K + k] * wv;
+    r.magnitude += std::fabs(A[m * c.K + k] * wv);
+  }
+  return r;
+}
+
 TEST(MatMulNBitsKernel, EveryFormEqualsTheUnpackedProduct) {
   const Case cases[] = {{64, 17, 4, 32, 0}, {100, 9, 4, 32, 1}, {200, 5, 4, 64, 2}, {50, 7, 4, 16, 1},
                         {37, 6, 4, 16, 0},  {130, 8, 8, 128, 1}, {48, 13, 8, 32, 0}, {70, 4, 8, 16, 2},
@@ -76,7 +93,6 @@ TEST(MatMulNBitsKernel, EveryFormEqualsTheUnpackedProduct) {
   int forms_run = 0;
   for (const Case& c : cases) {
     Packed p = make_weights(c, rng);
-    const int64_t kb = (c.K + c.block - 1) / c.block;
     for (int64_t M : {1, 2, 3, 4, 5, 9}) {
       std::vector<float> A(static_cast<size_t>(M * c.K));
       for (float& v : A) v = normal(rng);
@@ -94,15 +110,8 @@ TEST(MatMulNBitsKernel, EveryFormEqualsTheUnpackedProduct) {
               EXPECT_EQ(got, -7.f);
               continue;
             }
-            double want = 0, magnitude = 0;
-            for (int64_t k = 0; k < c.K; ++k) {
-              const int64_t b = k / c.block;
-              const double zero = kernels::nbits_zero(p.w, n, b);
-              const double wv = (p.unpacked[n * c.K + k] - zero) * p.scales[n * kb + b];
-              want += A[m * c.K + k] * wv;
-              magnitude += std::fabs(A[m * c.K + k] * wv);
-            }
-            EXPECT_NEAR(got, want, 1e-5 * magnitude + 1e-6)
+            const Reference want = unpacked_product(p, c, A, m, n);
+            EXPECT_NEAR(got, want.value, 1e-5 * want.magnitude + 1e-6)
                 << "form " << static_cast<int>(f) << " K " << c.K << " bits " << c.bits << " block " << c.block
                 << " zp " << c.zp << " M " << M << " m " << m << " n " << n;
           }
@@ -176,14 +185,8 @@ TEST(MatMulNBitsKernel, Int8FormsEqualTheProductOfTheQuantizedActivations) {
         kernels::matmul_nbits_int8_form(vnni, q, p.w, 0, c.N, Y.data(), c.N);
         for (int64_t m = 0; m < M; ++m)
           for (int64_t n = 0; n < c.N; ++n) {
-            double want = 0, magnitude = 0;
-            for (int64_t k = 0; k < c.K; ++k) {
-              const int64_t b = k / c.block;
-              const double wv = (p.unpacked[n * c.K + k] - kernels::nbits_zero(p.w, n, b)) * p.scales[n * kb + b];
-              want += aq[m * c.K + k] * wv;
-              magnitude += std::fabs(aq[m * c.K + k] * wv);
-            }
-            EXPECT_NEAR(Y[m * c.N + n], want, 1e-5 * magnitude + 1e-6)
+            const Reference want = unpacked_product(p, c, aq, m, n);
+            EXPECT_NEAR(Y[m * c.N + n], want.value, 1e-5 * want.magnitude + 1e-6)
                 << (vnni ? "vnni" : "scalar") << " K " << c.K << " bits " << c.bits << " block " << c.block << " zp "
                 << c.zp << " M " << M << " m " << m << " n " << n;
           }
