@@ -195,11 +195,12 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--stop-token-id", a->stop_token_ids, "extra stop token id (repeatable), added to the model's EOS set");
   add_context_flags(cmd, *a);
   using glassbox::cli::SessionFlag;
-  glassbox::cli::add_session_flags(cmd, a->session, {SessionFlag::kThreads, SessionFlag::kPrecision});
+  glassbox::cli::add_session_flags(cmd, a->session,
+                                   {SessionFlag::kThreads, SessionFlag::kOptLevel, SessionFlag::kDisablePass, SessionFlag::kPrecision});
   cmd->callback([a, sample, chat] {
     using namespace glassbox;
     GenerationOptions opts;
-    if (a->session.threads) opts.session.threads = *a->session.threads;
+    a->session.apply(opts.session);
     opts.precision = a->session.precision;  // over glassbox.json "precision"
     opts.max_context = a->max_context;
     opts.max_context_source = "flag --max-context";

@@ -56,15 +56,17 @@ bool tail_has_non_finite(const float* kh, int64_t k_row, const float* vh, int64_
   return bad;
 }
 
+int64_t head_step(int64_t stride, int64_t head_dim) { return stride != 0 ? stride : head_dim; }
+
 void attention_unit(const AttentionDesc& d, int64_t b, int64_t h, const float* q, const float* k, const float* v,
                     const float* mask, float* out) {
-  const int64_t D = d.head_dim;
-  const float* qh = q + b * d.q_batch + h * D;
-  const float* kh = k + b * d.k_batch + h * D;
-  const float* vh = v + b * d.v_batch + h * D;
+  const int64_t D = d.head_dim, g = h / d.kv_group;
+  const float* qh = q + b * d.q_batch + h * head_step(d.q_head, D);
+  const float* kh = k + b * d.k_batch + g * head_step(d.k_head, D);
+  const float* vh = v + b * d.v_batch + g * head_step(d.v_head, D);
   int64_t kv = attended_keys(d, b, h, mask);
   if (kv < d.kv_len && tail_has_non_finite(kh, d.k_row, vh, d.v_row, kv, d.kv_len, D)) kv = d.kv_len;
-  float* oh = out + b * d.out_batch + h * D;
+  float* oh = out + b * d.out_batch + h * head_step(d.out_head, D);
   float* s = score_buffer(static_cast<size_t>(d.q_len * kv));
   GemmDesc qk;
   qk.M = d.q_len;
@@ -110,10 +112,11 @@ void attention_f32_reference(const AttentionDesc& d, const float* q, const float
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t h = 0; h < d.heads; ++h)
       for (int64_t i = 0; i < d.q_len; ++i) {
-        const float* qi = q + b * d.q_batch + i * d.q_row + h * d.head_dim;
+        const int64_t g = h / d.kv_group;
+        const float* qi = q + b * d.q_batch + i * d.q_row + h * head_step(d.q_head, d.head_dim);
         double mx = -INFINITY;
         for (int64_t j = 0; j < d.kv_len; ++j) {
-          const float* kj = k + b * d.k_batch + j * d.k_row + h * d.head_dim;
+          const float* kj = k + b * d.k_batch + j * d.k_row + g * head_step(d.k_head, d.head_dim);
           double dot = 0;
           for (int64_t c = 0; c < d.head_dim; ++c) dot += static_cast<double>(qi[c]) * kj[c];
           double m = 0;
@@ -124,11 +127,11 @@ void attention_f32_reference(const AttentionDesc& d, const float* q, const float
         }
         double sum = 0;
         for (int64_t j = 0; j < d.kv_len; ++j) sum += (p[static_cast<size_t>(j)] = std::exp(p[static_cast<size_t>(j)] - mx));
-        float* oi = out + b * d.out_batch + i * d.out_row + h * d.head_dim;
+        float* oi = out + b * d.out_batch + i * d.out_row + h * head_step(d.out_head, d.head_dim);
         for (int64_t c = 0; c < d.head_dim; ++c) {
           double acc = 0;
           for (int64_t j = 0; j < d.kv_len; ++j)
-            acc += p[static_cast<size_t>(j)] / sum * v[b * d.v_batch + j * d.v_row + h * d.head_dim + c];
+            acc += p[static_cast<size_t>(j)] / sum * v[b * d.v_batch + j * d.v_row + g * head_step(d.v_head, d.head_dim) + c];
           oi[c] = static_cast<float>(acc);
         }
       }

@@ -1,8 +1,10 @@
-// Multi-head scaled dot-product attention of an encoder, fused:
-//   out[b, i, h, :] = softmax_j(scale * Q[b, i, h, :] . K[b, j, h, :] + mask[b, h, i, j]) . V[b, j, h, :]
-// Q, K and V are read where the projections wrote them ([batch, tokens, heads * head_dim]
+// Multi-head scaled dot-product attention, fused:
+//   out[b, i, h, :] = softmax_j(scale * Q[b, i, h, :] . K[b, j, g, :] + mask[b, h, i, j]) . V[b, j, g, :]
+// with g = h / kv_group (grouped-query attention; 1 = one key/value head per query head).
+// An encoder's Q, K and V are read where the projections wrote them ([batch, tokens, heads * head_dim]
 // rows with any row stride), and the context is written in the same token-major layout,
-// so the four head transposes of the unfused graph disappear. Each (batch, head) pair
+// so the four head transposes of the unfused graph disappear; a decoder's head-major
+// [batch, heads, tokens, head_dim] tensors are read in place through the head strides. Each (batch, head) pair
 // is one unit of work on the pool: its score matrix (q_len x kv_len floats, 64 KiB at
 // 128 tokens) stays in the thread's cache between the two products and the softmax.
 #pragma once
@@ -21,6 +23,12 @@ struct AttentionDesc {
   // token starts h * head_dim elements into its row.
   int64_t q_row = 0, k_row = 0, v_row = 0, out_row = 0;
   int64_t q_batch = 0, k_batch = 0, v_batch = 0, out_batch = 0;
+  // Element offsets between consecutive heads; 0 = head_dim (the heads side by side in a token's row,
+  // as above). Head-major tensors [batch, heads, tokens, head_dim] give tokens * head_dim.
+  int64_t q_head = 0, k_head = 0, v_head = 0, out_head = 0;
+  // Query heads per key/value head (grouped-query attention): query head h reads key/value head
+  // h / kv_group, so K and V hold heads / kv_group heads.
+  int64_t kv_group = 1;
   float scale = 1.f;
   // Additive mask (nullptr: none): element [b, h, i, j] at
   // mask[b * mask_stride[0] + h * mask_stride[1] + i * mask_stride[2] + j * mask_stride[3]];

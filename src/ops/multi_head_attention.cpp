@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "kernels/attention.h"
+#include "ops/attention_mask.h"
 #include "ops/attr_util.h"
-#include "ops/elementwise.h"
 
 namespace glassbox::ops {
 namespace {
@@ -88,7 +88,7 @@ class MultiHeadAttentionOp final : public Op {
     d.k_batch = d.v_batch = Skv * row;
     d.out_batch = Sq * H * D;
     d.scale = scale_;
-    if (mask) GB_RETURN_IF_ERROR(mask_strides(ctx, *mask, {B, H, Sq, Skv}, d.mask_stride));
+    if (mask) GB_RETURN_IF_ERROR(attention_mask_strides(ctx, "MultiHeadAttention", *mask, {B, H, Sq, Skv}, d.mask_stride));
     GB_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, Shape{B, Sq, H, D}));
     if (y->numel() == 0) return {};
     // Packed: K and V start H * D and 2 * H * D columns into each row.
@@ -100,23 +100,6 @@ class MultiHeadAttentionOp final : public Op {
   }
 
  private:
-  // Strides of the mask over the scores' dims [B, H, Sq, Skv] (0 where it broadcasts).
-  static Status mask_strides(ComputeContext& ctx, const Tensor& mask, const Shape& scores, int64_t* stride) {
-    auto bs = broadcast_shapes(scores, mask.shape());
-    if (!bs.ok() || *bs != scores)
-      return op_error(ctx, ErrorCode::kInvalidArgument,
-                      "MultiHeadAttention: mask " + shape_to_string(mask.shape()) + " does not broadcast to the scores " +
-                          shape_to_string(scores));
-    Shape ms(4 - mask.shape().size(), 1);
-    ms.insert(ms.end(), mask.shape().begin(), mask.shape().end());
-    int64_t acc = 1;
-    for (int i = 4; i-- > 0;) {
-      stride[i] = ms[static_cast<size_t>(i)] == 1 ? 0 : acc;
-      acc *= ms[static_cast<size_t>(i)];
-    }
-    return {};
-  }
-
   std::vector<int64_t> q_, k_, v_;
   float scale_;
   bool packed_;  // packed_qkv: Q, K, V are column ranges of input 0

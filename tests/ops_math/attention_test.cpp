@@ -205,5 +205,72 @@ TEST(Attention, OpReadsPackedQkvInPlace) {
   }
 }
 
+// Decoder layout: head-major Q [B, H, S, D] and K, V [B, H / g, T, D] read through the head strides with
+// kv_group g give what the token-major layout gives on copies where every key/value head is repeated g
+// times (the repeat_kv of the unfused graph), at 1 and 3 threads.
+TEST(Attention, HeadMajorGroupedQueryMatchesTheRepeatedCopies) {
+  const int64_t B = 2, H = 6, g = 3, Hkv = H / g, S = 3, T = 7, D = 5;
+  Tensor q = random_f32({B, H, S, D}, 41), k = random_f32({B, Hkv, T, D}, 42), v = random_f32({B, Hkv, T, D}, 43),
+         mask = random_f32({B, 1, S, T}, 44, -10.f, 0.f);
+  std::vector<float> qt(static_cast<size_t>(B * S * H * D)), kt(static_cast<size_t>(B * T * H * D)), vt(kt.size());
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t c = 0; c < D; ++c) qt[((b * S + s) * H + h) * D + c] = q.data<float>()[((b * H + h) * S + s) * D + c];
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t c = 0; c < D; ++c) {
+          kt[((b * T + t) * H + h) * D + c] = k.data<float>()[((b * Hkv + h / g) * T + t) * D + c];
+          vt[((b * T + t) * H + h) * D + c] = v.data<float>()[((b * Hkv + h / g) * T + t) * D + c];
+        }
+    }
+  kernels::AttentionDesc tm = desc_of({B, H, S, T, D});
+  tm.mask_stride[0] = S * T;
+  tm.mask_stride[2] = T;
+  tm.mask_stride[3] = 1;
+  kernels::AttentionDesc hm = tm;
+  hm.q_row = hm.k_row = hm.v_row = hm.out_row = D;
+  hm.q_head = hm.out_head = S * D;
+  hm.k_head = hm.v_head = T * D;
+  hm.q_batch = hm.out_batch = H * S * D;
+  hm.k_batch = hm.v_batch = Hkv * T * D;
+  hm.kv_group = g;
+  for (int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    std::vector<float> want(static_cast<size_t>(B * S * H * D)), got(want.size());
+    kernels::attention_f32(tm, qt.data(), kt.data(), vt.data(), mask.data<float>(), want.data(), &pool);
+    kernels::attention_f32(hm, q.data<float>(), k.data<float>(), v.data<float>(), mask.data<float>(), got.data(), &pool);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t s = 0; s < S; ++s)
+          for (int64_t c = 0; c < D; ++c) {
+            const float w = want[((b * S + s) * H + h) * D + c], x = got[((b * H + h) * S + s) * D + c];
+            ASSERT_NEAR(x, w, 1e-6 * (1 + std::fabs(w))) << b << "," << h << "," << s << "," << c << ", " << threads << " threads";
+          }
+  }
+}
+
+// glassbox::DecoderAttention checks at run time that the repeat it was given (Expand shape, Reshape
+// target) is the head repeat it computes: the right one runs (with Reshape's 0 and -1), a repeat that
+// would grow the batch or reach a head count the queries cannot use is refused naming the pass.
+TEST(Attention, DecoderAttentionChecksTheRepeatItReplaces) {
+  const int64_t B = 1, H = 4, Hkv = 2, S = 2, T = 3, D = 8;
+  Tensor q = random_f32({B, H, S, D}, 51), k = random_f32({B, Hkv, T, D}, 52), v = random_f32({B, Hkv, T, D}, 53),
+         mask = random_f32({B, 1, S, T}, 54, -5.f, 0.f);
+  auto node = NodeBuilder("DecoderAttention", 8).f("scale", 0.25f);
+  node.node.domain = "glassbox";
+  auto e = [](std::vector<int64_t> x) { return make_tensor<int64_t>(DataType::kInt64, {static_cast<int64_t>(x.size())}, x); };
+  Tensor good_e = e({B, Hkv, 2, T, D}), good_r = e({0, -1, T, D}), wide_e = e({B, Hkv, 3, T, D}),
+         batch_e = e({2, Hkv, 2, T, D}), r3 = e({B, Hkv * 3, T, D}), rb = e({2, H, T, D});
+  auto ok = run_op(node.node, 14, {&q, &k, &v, &mask, &good_e, &good_r, &good_e, &good_r}, 2);
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  ASSERT_EQ((*ok)[0].shape(), (Shape{B, H, S, D}));
+  auto wide = run_op(node.node, 14, {&q, &k, &v, &mask, &wide_e, &r3, &good_e, &good_r}, 1);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.error().to_string().find("4 query heads cannot read 6 key"), std::string::npos) << wide.error().to_string();
+  auto batch = run_op(node.node, 14, {&q, &k, &v, &mask, &good_e, &good_r, &batch_e, &rb}, 1);
+  ASSERT_FALSE(batch.ok());
+  EXPECT_NE(batch.error().to_string().find("decoder_attention_fusion"), std::string::npos) << batch.error().to_string();
+}
+
 }  // namespace
 }  // namespace glassbox::ops::testing

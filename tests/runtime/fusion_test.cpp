@@ -38,6 +38,7 @@ TEST(Fusion, EveryPassAndVariantMatchesLevelZeroOnAwkwardShapes) {
                                          {"no layer_norm_fusion", {"layer_norm_fusion"}},
                                          {"no attention_softmax_fusion", {"attention_softmax_fusion"}},
                                          {"no attention_fusion", {"attention_fusion"}},
+                                         {"no decoder_attention_fusion", {"decoder_attention_fusion"}},
                                          {"no qkv_projection_fusion", {"qkv_projection_fusion"}},
                                          {"no packed_weights", {"packed_weights"}}};
   struct ShapeCase {

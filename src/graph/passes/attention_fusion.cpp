@@ -16,11 +16,6 @@
 namespace glassbox::graph::passes {
 namespace {
 
-bool has_perm(const Node& n, std::initializer_list<int64_t> perm) {
-  const Attribute* a = n.attr("perm");
-  return is_onnx(n, "Transpose") && a && a->ints == std::vector<int64_t>(perm);
-}
-
 // Index i if `value` is Unsqueeze(Gather(Shape(src), i), axes [0]) (torch's size(i)), else -1.
 int64_t dim_of(const Graph& g, const GraphIndex& index, const std::string& value, const std::string& src) {
   const int u = index.producer(value);
@@ -105,12 +100,10 @@ Status attention_fusion(Graph& graph, PassContext& ctx, const std::string& pass_
   GraphIndex index(graph);
   std::set<int> dead;
   for (size_t s = 0; s < graph.nodes.size(); ++s) {
+    AttentionCore core;
+    if (!match_attention_core(graph, index, s, &core)) continue;
     const Node& sm = graph.nodes[s];
-    if (sm.op_type != "ScaledMaskedSoftmax" || sm.domain != kInternalDomain || sm.inputs.size() != 2) continue;
-    const int qk = index.producer(sm.inputs[0]);
-    if (qk < 0 || !index.single_use(sm.inputs[0]) || !is_onnx(graph.nodes[qk], "MatMul")) continue;
-    const int pv = index.sole_consumer(sm.outputs[0], static_cast<int>(s));
-    if (pv < 0 || !is_onnx(graph.nodes[pv], "MatMul") || graph.nodes[pv].inputs[0] != sm.outputs[0]) continue;
+    const int qk = core.qk, pv = core.pv;
     const int out = index.sole_consumer(graph.nodes[pv].outputs[0], pv);
     if (out < 0 || !has_perm(graph.nodes[out], {0, 2, 1, 3})) continue;
     Branch q, k, v;

@@ -10,8 +10,8 @@ namespace {
 // into constants that constant folding then propagates (the fusions need their
 // scalars and weights as initializers), GELU is one node before the MatMul
 // epilogue fusion looks for it, and dead-node elimination sweeps whatever the
-// folds left without consumers. attention_fusion needs the ScaledMaskedSoftmax that
-// attention_softmax_fusion makes; qkv_projection_fusion rewrites the projections feeding the
+// folds left without consumers. attention_fusion and decoder_attention_fusion need the ScaledMaskedSoftmax
+// that attention_softmax_fusion makes (the encoder pattern is taken first); qkv_projection_fusion rewrites the projections feeding the
 // MultiHeadAttention that attention_fusion made, after dead-node elimination removed the Shape
 // nodes that still read them (it drops the initializers it replaces). quantized_matmul_fusion runs before constant folding,
 // which would otherwise turn a DequantizeLinear of constant int8 weights into float weights
@@ -32,6 +32,7 @@ constexpr PassEntry kPasses[] = {
     {"layer_norm_quantize_fusion", 2, "glassbox::LayerNorm + the DynamicQuantizeLinear reading its output (onnxruntime's dynamic quantization) -> glassbox::LayerNormDynamicQuantize (both outputs, bit-identical; each row's range taken while it is in cache, one op and one parallel pass fewer)", &layer_norm_quantize_fusion},
     {"attention_softmax_fusion", 2, "Div(scores, c)/Add(mask)/Softmax(-1) -> glassbox::ScaledMaskedSoftmax (one pass over the attention scores)", &attention_softmax_fusion},
     {"attention_fusion", 2, "Reshape/Transpose of Q, K, V + MatMul/ScaledMaskedSoftmax/MatMul + Transpose (encoder self-attention) -> glassbox::MultiHeadAttention (no head transposes; scores of one head stay in cache)", &attention_fusion},
+    {"decoder_attention_fusion", 2, "MatMul(Q, Transpose[0,1,3,2](K))/ScaledMaskedSoftmax/MatMul(., V) over head-major keys and values [+ torch's repeat_kv Unsqueeze/Expand/Reshape of each] (decoder attention) -> glassbox::DecoderAttention (query heads read their key/value head in place: no repeated copies, no key transpose)", &decoder_attention_fusion},
     {"dead_node_elimination", 1, "removes nodes none of whose outputs reach a graph output", &dead_node_elimination},
     {"qkv_projection_fusion", 2, "the Q, K and V projections (FusedMatMul or MatMulIntegerToFloat) of one MultiHeadAttention, same input, constant weights -> one projection with concatenated weights [K, 3*H*D] whose output the attention reads in place (one GEMM call per layer; int8-dynamic quantizes the input once)", &qkv_projection_fusion},
     // Runtime kernel variants: no graph rewrite (run == nullptr), switched by the same names.

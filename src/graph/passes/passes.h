@@ -73,6 +73,7 @@ Status layer_norm_fusion(Graph& graph, PassContext& ctx, const std::string& pass
 Status layer_norm_quantize_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status attention_softmax_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status attention_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
+Status decoder_attention_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status qkv_projection_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status quantized_matmul_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 

@@ -60,6 +60,27 @@ inline bool is_onnx(const Node& n, const char* op) {
   return n.op_type == op && (n.domain.empty() || n.domain == "ai.onnx");
 }
 
+inline bool has_perm(const Node& n, std::initializer_list<int64_t> perm) {
+  const Attribute* a = n.attr("perm");
+  return is_onnx(n, "Transpose") && a && a->ints == std::vector<int64_t>(perm);
+}
+
+// The core of an attention block after attention_softmax_fusion, around the ScaledMaskedSoftmax node
+// `softmax`: scores = MatMul(q, k) read only by it, probs read only by MatMul(probs, v). Node indices.
+struct AttentionCore {
+  int qk = -1, softmax = -1, pv = -1;
+};
+
+inline bool match_attention_core(const Graph& g, const GraphIndex& index, size_t softmax, AttentionCore* core) {
+  const Node& sm = g.nodes[softmax];
+  if (sm.op_type != "ScaledMaskedSoftmax" || sm.domain != kInternalDomain || sm.inputs.size() != 2) return false;
+  core->softmax = static_cast<int>(softmax);
+  core->qk = index.producer(sm.inputs[0]);
+  if (core->qk < 0 || !index.single_use(sm.inputs[0]) || !is_onnx(g.nodes[core->qk], "MatMul")) return false;
+  core->pv = index.sole_consumer(sm.outputs[0], core->softmax);
+  return core->pv >= 0 && is_onnx(g.nodes[core->pv], "MatMul") && g.nodes[core->pv].inputs[0] == sm.outputs[0];
+}
+
 // A float32 initializer with one element (any rank), its value in *v.
 inline bool scalar_constant(const Graph& g, const std::string& name, float* v) {
   auto it = g.initializers.find(name);
