@@ -32,7 +32,7 @@ SIDEWAYS = {
 # Public headers and the layer each belongs to (a header is as high as the code that implements it).
 PUBLIC = {
     "error.h": "core", "tensor.h": "core", "numerics.h": "core", "value.h": "core", "process.h": "core", "precision.h": "core",
-    "version.h": "core",
+    "version.h": "core", "kv_cache.h": "core",
     "tokenizer.h": "tokenizer",
     "session.h": "runtime", "cpu.h": "runtime", "tensor_io.h": "runtime", "numerics_checker.h": "runtime",
     "conformance.h": "runtime",

@@ -87,6 +87,7 @@ async function main() {
   const tokenizer = tk.Tokenizer.fromFile(path.join(o.dir, 'tokenizer.json'));
   const shape = modelShape(o.dir);
   const results = [];
+  const gbTokens = new Map();  // each case's glassbox tokens, the peers' reference
   let session = null;
   let tjs = null;
   const server = await startGlassbox(o);
@@ -100,6 +101,7 @@ async function main() {
     gb.forEach((g) => { g.same = true; });
     if (gb[0].prompt_tokens.some((n) => n !== c.prompt)) throw new Error(`glassbox saw ${gb[0].prompt_tokens} prompt tokens, the peer ${c.prompt}`);
     results.push(summarize('glassbox', c, gb, o));
+    gbTokens.set(`${c.batch}x${c.prompt}`, gb[0].tokens);
     if (o.peers.includes('ort')) {
       if (!session) {
         session = await ort.InferenceSession.create(path.join(o.dir, 'model.onnx'),
@@ -111,6 +113,12 @@ async function main() {
       runs.forEach((x) => { x.same = sameTokens(x.tokens, gb[0].tokens); x.peak_rss_mb = process.resourceUsage().maxRSS / 1024; });
       results.push(summarize('ort', c, runs, o));
     }
+  }
+  // transformers.js last: once its pipeline has run, this Node process keeps burning ~1.2 cores while idle (measured:
+  // 4.9 CPU-seconds in 4 idle seconds, also after dispose()), which halved the glassbox and ORT figures measured
+  // after it on this 2-core machine. Plain onnxruntime-node sessions idle at 0.
+  for (const c of o.cases) {
+    const prompts = await makePrompts(tokenizer, c.prompt, c.batch);
     if (o.peers.includes('transformers') && c.batch === 1) {
       if (!tjs) {
         const T = await import(path.join(PEERS, '@huggingface', 'transformers', 'dist', 'transformers.node.mjs'));
@@ -123,7 +131,7 @@ async function main() {
       }
       const runs = [];
       for (let r = 0; r < o.reps; r++) runs.push(await transformersGreedy(tjs.generator, tjs.TextStreamer, prompts[0], o.newTokens));
-      runs.forEach((x) => { x.same = sameTokens(x.tokens, gb[0].tokens); x.peak_rss_mb = process.resourceUsage().maxRSS / 1024; });
+      runs.forEach((x) => { x.same = sameTokens(x.tokens, gbTokens.get(`${c.batch}x${c.prompt}`)); x.peak_rss_mb = process.resourceUsage().maxRSS / 1024; });
       results.push(summarize('transformers', c, runs, o));
     }
   }

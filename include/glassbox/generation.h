@@ -177,6 +177,9 @@ class GenerationSession {
   Result<GenerationPolicy> resolve(const GenerationRequest& request) const;
   int64_t kv_budget_bytes() const;
   int64_t kv_reserved_bytes() const;  // by the sequences in flight
+  // True when each run reads and appends to the sequences' caches in place (SessionOptions::kv_cache_inputs bound
+  // by the pass kv_cache_binding); false: the past is copied into each run and the present rows out of it.
+  bool kv_in_place() const;
 
   // Admits the sequences (prompt + max_new_tokens <= max_context, KV budget) and runs their
   // prompts (batched, in chunks of prefill_chunk_tokens), choosing each one's first token. All or

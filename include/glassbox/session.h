@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "glassbox/error.h"
+#include "glassbox/kv_cache.h"
 #include "glassbox/precision.h"
 #include "glassbox/tensor.h"
 #include "glassbox/value.h"
@@ -117,6 +118,13 @@ struct SessionOptions {
   // sequence dim, attention_mask's length): a decode step's past is one longer than the last step's, and a new
   // plan per step was most of a decode step's time.
   std::vector<std::string> unspecialized_symbols;
+  // Past key/value inputs whose cache the caller keeps and binds to each run (Session::run_bound): the graph
+  // pass kv_cache_binding rewrites each Concat(past, new) -> present feeding a DecoderAttention so the
+  // attention reads the caller's cache in place and appends the new positions to it; those present outputs
+  // leave the graph. All or none: when one named input does not fit the pattern, nothing is rewritten (the pass
+  // log says why) and kv_cache_bound() is false. Empty: past inputs are ordinary inputs. The generation session
+  // names its past inputs on the Optimum layout.
+  std::vector<std::string> kv_cache_inputs;
 };
 
 // A session's memory account under SessionOptions::max_memory (Session::memory_report, check_memory). Bytes.
@@ -296,6 +304,15 @@ class Session {
   // the thread that executes the graph, one node at a time.
   Result<std::vector<NamedTensor>> run_observed(const std::vector<NamedTensor>& inputs, const NodeObserver& observer,
                                                 RunStats* stats = nullptr) const;
+
+  // True when the load-time passes bound every SessionOptions::kv_cache_inputs (none named: false).
+  bool kv_cache_bound() const;
+  // run() with the caller's KV caches bound to the kv_cache_inputs (kv_cache_bound() must hold): one binding
+  // per named input, each fed tensor a [batch, kv_heads, past, head_dim] shape whose contents are never read.
+  // The run appends every row's new positions to its buffers; each binding must be used by exactly one node
+  // (else an error: the plan did not bind it).
+  Result<std::vector<NamedTensor>> run_bound(const std::vector<NamedTensor>& inputs, std::vector<KvCacheBinding>& caches,
+                                             RunStats* stats = nullptr) const;
 
   // Attaches (or with nullptr detaches) the per-node observer. Not thread-safe
   // with respect to run(): attach before running.

@@ -111,6 +111,9 @@ const std::vector<Field<SessionOptions>>& session_fields() {
                "past-length symbols (every decode step has a longer past: a plan per step was most of its time)",
                "a named dim's shape arithmetic is not folded (each run computes it); its memory plan grows by "
                "doubling, so up to 2x the grown tensors' bytes stay reserved in the arena"),
+      GB_FIELD(SessionOptions, kv_cache_inputs, list_text, "none: ordinary inputs; the generation session names its past "
+               "inputs (Optimum layout): copying the past in and the present out cost O(cached tokens) per step",
+               "the named inputs' contents are never read, the bound caches are: all or none; runs must bind them all"),
       GB_FIELD(SessionOptions, map_initializers, bool_text,
                "true: weights stay in the mapped file (no copy at load; packed weights drop their pages): RSS ~ packed copy",
                "the model file must not change while loaded; false copies all weights (RSS grows by the model size)"),
@@ -235,7 +238,7 @@ const std::vector<Field<ProcessOptions>>& process_fields() {
 
 // If an options struct gains a field, its table must gain a row (with a reason) too.
 static_assert(aggregate_field_count<ProcessOptions>() == 1, "ProcessOptions changed: update process_fields() in explain.cpp");
-static_assert(aggregate_field_count<SessionOptions>() == 18, "SessionOptions changed: update session_fields() in explain.cpp");
+static_assert(aggregate_field_count<SessionOptions>() == 19, "SessionOptions changed: update session_fields() in explain.cpp");
 static_assert(aggregate_field_count<graph::LoadOptions>() == 8, "LoadOptions changed: update load_fields() in explain.cpp");
 static_assert(aggregate_field_count<EncodeOptions>() == 7, "EncodeOptions changed: update encode_fields() in explain.cpp");
 static_assert(aggregate_field_count<UnpadOptions>() == 3, "UnpadOptions changed: update unpad_fields() in explain.cpp");

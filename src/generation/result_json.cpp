@@ -60,6 +60,23 @@ ordered_json result_json(const GenerationResult& r, const DecoderInfo& d) {
   return j;
 }
 
+namespace {
+
+// How each run gets the cache: in place, or copied and why (the pass log of kv_cache_binding, else the layout).
+std::string kv_feeding_text(const GenerationSession& s) {
+  if (s.kv_in_place())
+    return "in place: each run reads the sequences' caches where they are and appends the new positions (kv_cache_binding)";
+  std::string why = s.decoder().genai_config.empty() ? "" : "the onnxruntime-genai layout's GroupQueryAttention owns its past";
+  for (const auto& e : s.session().pass_log())
+    if (e.pass == "kv_cache_binding") why = e.message;
+  if (why.empty())
+    why = "the layout does not feed Concat(past, new) to the attention directly (legacy merged If), opt level < 2, or the "
+          "pass kv_cache_binding is disabled";
+  return "copied: the past is copied into each run and the new present rows out of it (" + why + ")";
+}
+
+}  // namespace
+
 ordered_json explain_json(const GenerationSession& s) {
   ordered_json j;
   j["decoder"] = decoder_json(s.decoder());
@@ -69,7 +86,7 @@ ordered_json explain_json(const GenerationSession& s) {
                    {"reserved_per_sequence", "(prompt + max_new_tokens) x bytes_per_token, at admission"},
                    {"bytes_at_max_context", ctx * s.decoder().kv_bytes_per_token},
                    {"budget_bytes", s.kv_budget_bytes()},
-                   {"feeding", "past copied in and present copied out at each step (in-place cache: open)"}};
+                   {"feeding", kv_feeding_text(s)}};
   if (!s.decoder().genai_config.empty()) {
     ordered_json fields = ordered_json::array();
     for (const auto& f : s.decoder().genai_config) fields.push_back({{"field", f.field}, {"value", f.value}, {"use", f.use}});
@@ -79,7 +96,7 @@ ordered_json explain_json(const GenerationSession& s) {
                   {"default", 256},
                   {"reason", "a prompt up to 256 tokens is one run; a longer one runs in chunks, each after the K/V so far "
                              "(the same logits), so a server steps its other streams between two chunks"},
-                  {"risk", "lower: more runs, each copying the past in, so long prompts' time to first token grows; "
+                  {"risk", "lower: more runs (each copying the past in where the cache is not in place), so long prompts' time to first token grows; "
                            "higher: a long prompt pauses a server's other streams longer"}};
   j["policy"] = policy_json(s.default_policy());
   ordered_json defaults = ordered_json::array();

@@ -69,6 +69,7 @@ struct GenerationSession::Impl {
   SequenceId next_id = 1;
   int64_t reserved = 0;
   LogitsObserver observer;
+  bool kv_in_place = false;  // the session binds each sequence's cache to its runs (Session::run_bound)
 
   Impl(generation::ModelFiles f, GenerationOptions o, Session s, Tokenizer t)
       : files(std::move(f)), options(std::move(o)), session(std::move(s)), tokenizer(std::move(t)) {}
@@ -79,6 +80,9 @@ struct GenerationSession::Impl {
   // chunk > 0: each row's next <= chunk prompt tokens (prefill); 0: each row's last token (step).
   Status run_rows(const std::vector<Sequence*>& rows, int64_t chunk, std::vector<StepEvent>* events);
   Result<Tensor> past_feed(const std::vector<Sequence*>& rows, size_t c, int64_t P) const;
+  // In place: the caches bound to the run (one per past input) and the run itself.
+  Result<std::vector<NamedTensor>> run_in_place(const std::vector<Sequence*>& rows, const std::vector<int64_t>& fresh,
+                                                std::vector<NamedTensor>& feeds, int64_t P);
   // One run over rows with position_ids, else one run per row (see prefill_chunk).
   Status run_batched(const std::vector<Sequence*>& rows, int64_t chunk, std::vector<StepEvent>* events);
   void accept(Sequence& s, const float* logits_row, std::vector<StepEvent>* events);
@@ -196,9 +200,21 @@ Result<GenerationSession> GenerationSession::load(const std::string& model_dir, 
     layout->info.layout = "onnxruntime-genai (genai_config.json)";
     layout->info.genai_config = files.genai->fields;
   }
-  session->set_unspecialized_symbols(past_length_symbols(session->inputs(), *layout));
+  // The Optimum layout's Concat(past, new) -> present feeds the attention directly: the session binds each
+  // sequence's cache to its runs instead of copying the past in and the present out (kv_cache_binding). The
+  // session is loaded again with its past inputs named; when the pass cannot bind them (its log says why) the
+  // cache is copied as before.
+  so.unspecialized_symbols = past_length_symbols(session->inputs(), *layout);
+  if (!layout->use_cache_branch && !files.genai && so.opt_level >= 2) {
+    so.kv_cache_inputs = layout->past_names;
+    session = Session::load(files.model_path, so);
+    if (!session.ok()) return std::move(session).take_error().with_where(files.model_path);
+  } else {
+    session->set_unspecialized_symbols(so.unspecialized_symbols);
+  }
   auto impl = std::make_unique<Impl>(std::move(files), options, std::move(session).value(), std::move(tok).value());
   impl->layout = std::move(layout).value();
+  impl->kv_in_place = impl->session.kv_cache_bound();
   impl->layout.info.model_path = impl->files.model_path;
   auto base = generation::derive_policy(impl->files, impl->tokenizer, impl->layout.info.vocab_size, options);
   if (!base.ok()) return std::move(base).take_error().with_where(model_dir);
@@ -210,7 +226,7 @@ Result<GenerationSession> GenerationSession::load(const std::string& model_dir, 
 // (step) after its cached past. Rows are left-padded to the longest past and the longest new part, with
 // attention_mask 0 and position_ids 1 on padding (Hugging Face's convention), so sequences of
 // different lengths share one run. The new tokens' K/V are copied from present.* into each
-// sequence's cache (the past is copied in: the in-place cache is open, docs/generation.md).
+// sequence's cache, unless the run appended them in place (kv_in_place: run_in_place).
 Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, int64_t chunk, std::vector<StepEvent>* events) {
   const bool prefill = chunk > 0;
   const auto& info = layout.info;
@@ -248,11 +264,16 @@ Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, int
     branch.mutable_data<bool>()[0] = P > 0;
     feeds.push_back({"use_cache_branch", std::move(branch)});
   }
-  for (size_t c = 0; c < layout.past_names.size(); ++c) {
-    GB_ASSIGN_OR_RETURN(Tensor past, past_feed(rows, c, P));
-    feeds.push_back({layout.past_names[c], std::move(past)});
+  std::vector<NamedTensor> outs;
+  if (kv_in_place) {
+    GB_ASSIGN_OR_RETURN(outs, run_in_place(rows, fresh, feeds, P));
+  } else {
+    for (size_t c = 0; c < layout.past_names.size(); ++c) {
+      GB_ASSIGN_OR_RETURN(Tensor past, past_feed(rows, c, P));
+      feeds.push_back({layout.past_names[c], std::move(past)});
+    }
+    GB_ASSIGN_OR_RETURN(outs, session.run(feeds));
   }
-  GB_ASSIGN_OR_RETURN(auto outs, session.run(feeds));
   const Tensor* logits = nullptr;
   for (const auto& o : outs)
     if (o.name == "logits") logits = &o.tensor;
@@ -262,7 +283,7 @@ Status GenerationSession::Impl::run_rows(const std::vector<Sequence*>& rows, int
   if (!logits || logits->shape() != Shape{B, L, V})
     return make_error(ErrorCode::kInvalidModel, "output 'logits' is missing or not [" + n(B) + ", " + n(S) + " or 1, " + n(V) +
                       "] (batch, new tokens or the last one, vocabulary)", info.model_path);
-  for (size_t c = 0; c < layout.present_names.size(); ++c) {
+  for (size_t c = 0; c < layout.present_names.size() && !kv_in_place; ++c) {
     const Tensor* present = nullptr;
     for (const auto& o : outs)
       if (o.name == layout.present_names[c]) present = &o.tensor;
@@ -300,6 +321,28 @@ Result<Tensor> GenerationSession::Impl::past_feed(const std::vector<Sequence*>& 
     }
   }
   return past;
+}
+
+// Each past input is fed as an uninitialized [B, kv_heads, P, head_dim] tensor (the run reads its shape only:
+// kv_cache_binding) and bound to the rows' caches, which the run reads in place and appends the new positions to.
+Result<std::vector<NamedTensor>> GenerationSession::Impl::run_in_place(const std::vector<Sequence*>& rows,
+                                                                       const std::vector<int64_t>& fresh,
+                                                                       std::vector<NamedTensor>& feeds, int64_t P) {
+  const int64_t B = static_cast<int64_t>(rows.size()), H = layout.info.kv_heads, D = layout.info.head_dim;
+  std::vector<KvCacheBinding> caches(layout.past_names.size());
+  for (size_t c = 0; c < caches.size(); ++c) {
+    GB_ASSIGN_OR_RETURN(Tensor shape_only, Tensor::allocate_uninitialized(DataType::kFloat32, {B, H, P, D}));
+    feeds.push_back({layout.past_names[c], std::move(shape_only)});
+    KvCacheBinding& k = caches[c];
+    k.input = layout.past_names[c];
+    for (Sequence* s : rows) {
+      k.rows.push_back(s->kv.data() + static_cast<int64_t>(c) * H * s->capacity * D);
+      k.capacities.push_back(s->capacity);
+      k.lengths.push_back(s->length);
+    }
+    k.fresh = fresh;
+  }
+  return session.run_bound(feeds, caches);
 }
 
 Status GenerationSession::Impl::run_batched(const std::vector<Sequence*>& rows, int64_t chunk, std::vector<StepEvent>* events) {
@@ -373,6 +416,7 @@ const std::vector<GenerationWarning>& GenerationSession::warnings() const { retu
 const GenerationPolicy& GenerationSession::default_policy() const { return impl_->base.policy; }
 int64_t GenerationSession::kv_budget_bytes() const { return impl_->options.kv_budget_bytes; }
 int64_t GenerationSession::kv_reserved_bytes() const { return impl_->reserved; }
+bool GenerationSession::kv_in_place() const { return impl_->kv_in_place; }
 void GenerationSession::set_logits_observer(LogitsObserver observer) { impl_->observer = std::move(observer); }
 
 Result<GenerationPolicy> GenerationSession::resolve(const GenerationRequest& request) const {

@@ -10,6 +10,7 @@
 
 #include "core/thread_pool.h"
 #include "glassbox/error.h"
+#include "glassbox/kv_cache.h"
 #include "glassbox/precision.h"
 #include "glassbox/tensor.h"
 #include "glassbox/value.h"
@@ -40,6 +41,11 @@ class ComputeContext {
   virtual bool input_is_constant(size_t) const { return false; }
   // SessionOptions::precision: arithmetic of GEMMs on constant weights (packed path only).
   virtual Precision precision() const { return Precision::kFp32; }
+  // The caller's KV cache bound to graph input `input` for this run (Session::run_bound), nullptr when none.
+  virtual KvCacheBinding* kv_cache(const std::string& input) {
+    (void)input;
+    return nullptr;
+  }
   // Name and op type of the node, for error messages.
   virtual const std::string& node_name() const = 0;
   // Control flow (If, Loop, Scan): runs the node's graph attribute `attr`, which the

@@ -206,6 +206,12 @@ class StepContext final : public ops::ComputeContext {
            rs_.g->constants[step_.inputs[i]].defined();
   }
   Precision precision() const override { return rs_.options->precision; }
+  KvCacheBinding* kv_cache(const std::string& input) override {
+    if (rs_.options->kv_caches)
+      for (auto& c : *rs_.options->kv_caches)
+        if (c.input == input) return &c;
+    return nullptr;
+  }
   const std::string& node_name() const override { return step_.node->name; }
 
   Result<std::vector<Tensor>> run_subgraph(const std::string& attr, const std::vector<const Tensor*>& inputs) override {

@@ -73,6 +73,8 @@ struct ExecuteOptions {
   std::shared_ptr<Buffer>* arena = nullptr;
   // ComputeContext::precision (SessionOptions::precision): GEMMs on cacheable constant weights.
   Precision precision = Precision::kFp32;
+  // ComputeContext::kv_cache: the caller's caches bound to past inputs (Session::run_bound); top-level graph only.
+  std::vector<KvCacheBinding>* kv_caches = nullptr;
 };
 
 // Runs the graph; `inputs` are in model input order. Returns graph outputs in

@@ -99,6 +99,7 @@ class SessionImpl {
   std::shared_ptr<runtime::CompiledGraph> base;  // compiled load-time graph
   NodeObserver observer;
   bool packed_weights = false;  // kernel variant "packed_weights" is on
+  bool kv_cache_bound = false;  // the load-time passes bound every SessionOptions::kv_cache_inputs
   // SessionOptions::weights_cache: null when off or unusable (weights_cache_off says why).
   std::shared_ptr<runtime::WeightsCache> weights_cache;
   WeightsCacheReport weights_cache_off;
@@ -143,6 +144,7 @@ class SessionImpl {
     graph::passes::PassContext ctx;
     ctx.max_folded_constant_bytes = options.max_folded_constant_bytes;
     ctx.last_position_outputs = options.last_position_outputs;
+    ctx.kv_cache_inputs = options.kv_cache_inputs;
     const int64_t op_set = opset;
     ThreadPool* p = pool.get();
     const int64_t limit = options.memory_limit_bytes;
@@ -152,8 +154,10 @@ class SessionImpl {
     return ctx;
   }
 
-  void record_log(const std::vector<std::string>& lines) {
-    for (const auto& line : lines) {
+  // The load-time passes' log, and whether they bound the kv_cache_inputs.
+  void record_passes(const graph::passes::PassContext& ctx) {
+    kv_cache_bound = ctx.kv_cache_bound;
+    for (const auto& line : ctx.log) {
       auto colon = line.find(':');
       pass_log.push_back({line.substr(0, colon), colon == std::string::npos ? line : line.substr(colon + 2)});
       if (options.log_passes) fprintf(stderr, "glassbox: pass %s\n", line.c_str());
@@ -395,7 +399,7 @@ Result<Session> Session::load(const std::string& path, const SessionOptions& opt
     auto ctx = impl->pass_context();
     std::set<std::string> disabled(options.disabled_passes.begin(), options.disabled_passes.end());
     GB_RETURN_IF_ERROR(graph::passes::run_passes(m.graph, impl->options.opt_level, disabled, ctx));
-    impl->record_log(ctx.log);
+    impl->record_passes(ctx);
     impl->outputs = output_specs(m.graph);  // a pass may declare an output's dims anew (last_position_outputs)
     GB_ASSIGN_OR_RETURN(impl->base, runtime::compile_graph(m.graph, impl->opset));
   }
@@ -505,7 +509,7 @@ ThreadPool& session_pool(SessionImpl& impl) { return *impl.pool; }
 bool has_observer(const SessionImpl& impl) { return static_cast<bool>(impl.observer); }
 
 Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vector<NamedValue>& inputs, ThreadPool& pool,
-                                              RunStats* stats, const NodeObserver* observer) {
+                                              RunStats* stats, const NodeObserver* observer, std::vector<KvCacheBinding>* caches) {
   SessionImpl* impl_ = &impl;
   std::vector<const Value*> given;
   GB_RETURN_IF_ERROR(impl_->validate_values(inputs, given));
@@ -525,6 +529,7 @@ Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vect
   eo.observer = observer ? observer : impl_->observer ? &impl_->observer : nullptr;
   eo.constants_cacheable = impl_->packed_weights;
   eo.precision = impl_->options.precision;
+  eo.kv_caches = caches;
   std::shared_ptr<const runtime::MemoryPlan> memory;
   runtime::MemoryRecord record;
   if (impl_->options.use_memory_plan) {
@@ -547,6 +552,10 @@ Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vect
   if (!ran.ok() && impl_->options.max_memory > 0)  // the executor's numbers, and what the budget left this run
     return runtime::explain_run_limit(std::move(ran).take_error(), impl_->memory_report());
   GB_ASSIGN_OR_RETURN(auto outs, std::move(ran));
+  for (const auto& c : caches ? *caches : std::vector<KvCacheBinding>{})
+    if (c.uses != 1)
+      return make_error(ErrorCode::kInternal, "the KV cache bound to '" + c.input + "' was used by " + std::to_string(c.uses) +
+                        " nodes of this run's plan, not 1: its outputs are not trusted", "Session::run_bound");
   if (plan_misses > 0 && !impl_->options.unspecialized_symbols.empty()) {  // outgrown: the next run records again
     std::lock_guard<std::mutex> lock(plan->mu);
     if (plan->memory == memory) {
@@ -572,7 +581,7 @@ Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vect
 }
 
 Result<std::vector<NamedTensor>> run_tensors_on(SessionImpl& impl, const std::vector<NamedTensor>& inputs, ThreadPool& pool,
-                                                RunStats* stats, const NodeObserver* observer) {
+                                                RunStats* stats, const NodeObserver* observer, std::vector<KvCacheBinding>* caches) {
   SessionImpl* impl_ = &impl;
   for (const auto* specs : {&impl_->inputs, &impl_->outputs})
     for (const auto& spec : *specs)
@@ -584,7 +593,7 @@ Result<std::vector<NamedTensor>> run_tensors_on(SessionImpl& impl, const std::ve
   std::vector<NamedValue> values;
   values.reserve(inputs.size());
   for (const auto& nt : inputs) values.push_back({nt.name, Value::of(nt.tensor)});
-  GB_ASSIGN_OR_RETURN(auto outs, run_values_on(impl, values, pool, stats, observer));
+  GB_ASSIGN_OR_RETURN(auto outs, run_values_on(impl, values, pool, stats, observer, caches));
   std::vector<NamedTensor> named;
   named.reserve(outs.size());
   for (auto& o : outs) named.push_back({std::move(o.name), std::move(o.value.tensor)});
@@ -600,6 +609,26 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
 Result<std::vector<NamedTensor>> Session::run_observed(const std::vector<NamedTensor>& inputs, const NodeObserver& observer,
                                                        RunStats* stats) const {
   return runtime::run_tensors_on(*impl_, inputs, *impl_->pool, stats, observer ? &observer : nullptr);
+}
+
+bool Session::kv_cache_bound() const { return impl_->kv_cache_bound; }
+
+Result<std::vector<NamedTensor>> Session::run_bound(const std::vector<NamedTensor>& inputs, std::vector<KvCacheBinding>& caches,
+                                                    RunStats* stats) const {
+  const auto& named = impl_->options.kv_cache_inputs;
+  if (!impl_->kv_cache_bound || caches.size() != named.size())
+    return make_error(ErrorCode::kInvalidArgument,
+                      impl_->kv_cache_bound ? std::to_string(caches.size()) + " KV caches given for " + std::to_string(named.size()) +
+                                                  " kv_cache_inputs"
+                                            : std::string("this session's load did not bind its kv_cache_inputs (pass log: kv_cache_binding)"),
+                      "Session::run_bound", "bind one cache per SessionOptions::kv_cache_inputs, or use run()");
+  for (auto& c : caches) {
+    if (std::find(named.begin(), named.end(), c.input) == named.end())
+      return make_error(ErrorCode::kInvalidArgument, "'" + c.input + "' is not one of SessionOptions::kv_cache_inputs",
+                        "Session::run_bound");
+    c.uses = 0;
+  }
+  return runtime::run_tensors_on(*impl_, inputs, *impl_->pool, stats, nullptr, &caches);
 }
 
 }  // namespace glassbox

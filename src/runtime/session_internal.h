@@ -17,9 +17,11 @@ bool has_observer(const SessionImpl& impl);
 // Session::run_values / Session::run with every parallel_for on `pool`; `observer` (when not
 // null) replaces the session's own observer for this run.
 Result<std::vector<NamedValue>> run_values_on(SessionImpl& impl, const std::vector<NamedValue>& inputs, ThreadPool& pool,
-                                              RunStats* stats, const NodeObserver* observer = nullptr);
+                                              RunStats* stats, const NodeObserver* observer = nullptr,
+                                              std::vector<KvCacheBinding>* caches = nullptr);
 Result<std::vector<NamedTensor>> run_tensors_on(SessionImpl& impl, const std::vector<NamedTensor>& inputs, ThreadPool& pool,
-                                                RunStats* stats, const NodeObserver* observer = nullptr);
+                                                RunStats* stats, const NodeObserver* observer = nullptr,
+                                              std::vector<KvCacheBinding>* caches = nullptr);
 
 }  // namespace runtime
 }  // namespace glassbox

@@ -5,6 +5,10 @@
 // logits and presents agree within 1e-5 relative, and the executed graph holds one DecoderAttention
 // per layer (none with the pass off). With the past-length symbols unspecialized (the generation
 // session's setting) one plan serves every past length and still matches.
+// kv_cache_binding (the KV cache in place): the generation session binds its sequences' caches on the Optimum
+// layout (fp32, q4, int8) and copies them on the legacy merged and onnxruntime-genai layouts (explain says why);
+// in place, every logits row of batched, chunked, left-padded generation equals the copying session's; a session
+// whose past inputs are bound refuses unbound runs and wrong bindings, and a name the pass cannot bind binds none.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "glassbox/generation.h"
+#include "glassbox/generation_json.h"
 #include "glassbox/session.h"
 #include "test_models.h"
 
@@ -131,6 +137,111 @@ TEST(DecoderAttentionFusion, MatchesTheGraphAsWrittenAndReachesTheExecutedGraph)
       }
     }
   }
+}
+
+std::vector<std::string> past_inputs(const Session& s) {
+  std::vector<std::string> out;
+  for (const auto& spec : s.inputs())
+    if (spec.name.rfind("past_key_values", 0) == 0) out.push_back(spec.name);
+  return out;
+}
+
+TEST(KvCacheBinding, InPlaceOnTheOptimumLayoutCopiedElsewhereAndSaysWhy) {
+  for (const char* name : {"llama_tiny", "gpt2_tiny", "llama_tiny_q4", "gpt2_tiny_int8"}) {
+    auto gen = gbtest::load_decoder(name);
+    EXPECT_TRUE(gen.kv_in_place()) << name;
+    EXPECT_NE(generation::explain_json(gen)["kv_cache"]["feeding"].get<std::string>().find("in place"), std::string::npos);
+  }
+  for (const char* name : {"llama_tiny_merged", "llama_tiny_genai"}) {
+    auto gen = gbtest::load_decoder(name);
+    EXPECT_FALSE(gen.kv_in_place()) << name;
+    EXPECT_NE(generation::explain_json(gen)["kv_cache"]["feeding"].get<std::string>().find("copied"), std::string::npos);
+  }
+  GenerationOptions off;
+  off.session.disabled_passes = {"kv_cache_binding"};
+  EXPECT_FALSE(gbtest::load_decoder("llama_tiny", off).kv_in_place());
+}
+
+// Greedy logits of every step for two prompts (5 and 9 tokens) decoded together, prefilled in chunks of 4
+// (the shorter prompt left-padded in its chunks), 10 new tokens each.
+std::vector<std::vector<float>> batched_logits(GenerationSession& gen, std::vector<std::vector<uint32_t>>* tokens) {
+  std::vector<std::vector<float>> rows;
+  gen.set_logits_observer([&](SequenceId, int64_t, std::span<const float> row) { rows.emplace_back(row.begin(), row.end()); });
+  std::vector<SequenceInput> inputs(2);
+  inputs[0].prompt_ids = std::vector<uint32_t>{11, 22, 33, 44, 55};
+  inputs[1].prompt_ids = std::vector<uint32_t>{9, 8, 7, 6, 5, 4, 3, 2, 1};
+  for (auto& in : inputs) {
+    in.request.max_new_tokens = 10;
+    in.request.do_sample = false;
+  }
+  auto ids = gen.prefill(inputs);
+  EXPECT_TRUE(ids.ok()) << ids.error().to_string();
+  if (!ids.ok()) return rows;
+  for (int s = 1; s < 10; ++s) {
+    auto ev = gen.step();
+    EXPECT_TRUE(ev.ok()) << ev.error().to_string();
+  }
+  for (SequenceId id : *ids) {
+    auto r = gen.take_result(id);
+    EXPECT_TRUE(r.ok());
+    if (r.ok()) tokens->push_back(r->token_ids);
+  }
+  return rows;
+}
+
+TEST(KvCacheBinding, InPlaceLogitsEqualTheCopiedOnes) {
+  for (const char* name : {"llama_tiny", "gpt2_tiny"}) {
+    SCOPED_TRACE(name);
+    GenerationOptions in_place, copied;
+    in_place.prefill_chunk_tokens = copied.prefill_chunk_tokens = 4;
+    in_place.session.threads = copied.session.threads = 2;
+    copied.session.disabled_passes = {"kv_cache_binding"};
+    auto a = gbtest::load_decoder(name, in_place), b = gbtest::load_decoder(name, copied);
+    ASSERT_TRUE(a.kv_in_place());
+    ASSERT_FALSE(b.kv_in_place());
+    std::vector<std::vector<uint32_t>> ta, tb;
+    const auto la = batched_logits(a, &ta), lb = batched_logits(b, &tb);
+    ASSERT_EQ(la.size(), 20u);
+    ASSERT_EQ(la.size(), lb.size());
+    EXPECT_EQ(ta, tb);
+    for (size_t i = 0; i < la.size(); ++i) {
+      double diff = 0, scale = 1e-30;
+      for (size_t v = 0; v < la[i].size(); ++v) {
+        diff = std::max(diff, std::fabs(double(la[i][v]) - lb[i][v]));
+        scale = std::max(scale, std::fabs(double(lb[i][v])));
+      }
+      EXPECT_LE(diff / scale, 1e-5) << "logits row " << i;
+    }
+  }
+}
+
+TEST(KvCacheBinding, BoundSessionRefusesUnboundRunsAndAPartialNameBindsNone) {
+  const std::string model = gbtest::decoder_model("llama_tiny") + "/model.onnx";
+  auto probe = Session::load(model);
+  ASSERT_TRUE(probe.ok());
+  SessionOptions o;
+  o.kv_cache_inputs = past_inputs(*probe);
+  auto bound = Session::load(model, o);
+  ASSERT_TRUE(bound.ok()) << bound.error().to_string();
+  EXPECT_TRUE(bound->kv_cache_bound());
+  for (const auto& out : bound->outputs()) EXPECT_EQ(out.name.rfind("present", 0), std::string::npos) << out.name;
+  const auto feeds = feeds_for(*bound, 2, 1, 0, 7);
+  auto plain = bound->run(feeds);
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.error().to_string().find("run_bound"), std::string::npos) << plain.error().to_string();
+  std::vector<KvCacheBinding> none;
+  auto wrong = bound->run_bound(feeds, none);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().to_string().find("KV caches given"), std::string::npos) << wrong.error().to_string();
+  o.kv_cache_inputs.push_back("input_ids");
+  auto partial = Session::load(model, o);
+  ASSERT_TRUE(partial.ok());
+  EXPECT_FALSE(partial->kv_cache_bound());
+  bool said = false;
+  for (const auto& e : partial->pass_log())
+    said = said || (e.pass == "kv_cache_binding" && e.message.find("'input_ids' is not bound") != std::string::npos);
+  EXPECT_TRUE(said);
+  EXPECT_EQ(partial->outputs().size(), probe->outputs().size());
 }
 
 }  // namespace

@@ -27,6 +27,9 @@ struct PassContext {
   std::map<std::string, int64_t> symbol_values;
   // Outputs to compute for the last position only (SessionOptions::last_position_outputs).
   std::vector<std::string> last_position_outputs;
+  // In: SessionOptions::kv_cache_inputs; out: true when kv_cache_binding bound every one of them.
+  std::vector<std::string> kv_cache_inputs;
+  bool kv_cache_bound = false;
   // One line per change: "removed Identity 'x' (y -> x)".
   std::vector<std::string> log;
 };
@@ -74,6 +77,7 @@ Status layer_norm_quantize_fusion(Graph& graph, PassContext& ctx, const std::str
 Status attention_softmax_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status attention_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status decoder_attention_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
+Status kv_cache_binding(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status qkv_projection_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status quantized_matmul_fusion(Graph& graph, PassContext& ctx, const std::string& pass_name);
 

@@ -121,7 +121,7 @@ nlohmann::json session_memory_rows(const MemoryReport& r, int64_t kv_budget_byte
         (kv_source.empty() ? std::string("server option kv_cache_bytes") : kv_source) +
             ": what all sequences in flight may reserve together (admission refuses past it)");
     row("memory.kv_feeds", feeds,
-        "the past each step copies into its feeds (the in-place cache is open, docs/generation.md): at most the cache");
+        "the past each step copies into its feeds where the cache is not in place (docs/generation.md): at most the cache");
   }
   row("memory.weights", r.weights, "the model's initializers, counted whole");
   if (!r.shape.empty()) {

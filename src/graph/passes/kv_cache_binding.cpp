@@ -1,0 +1,152 @@
+// Pass kv_cache_binding (only for SessionOptions::kv_cache_inputs, the generation session's past inputs): each
+//   present = Concat(past, new, axis 2)   (a graph output, read by one DecoderAttention as K or V and by Shape)
+// is taken out of the graph: the DecoderAttention reads the new keys/values and the caller's cache bound to the
+// past input (attributes cache_k / cache_v, Session::run_bound) — it appends the new positions to the cache and
+// attends over it in place — and each Shape(present) becomes Shape(past) + Shape(new) on axis 2. The past input
+// is then read for its shape only. All or none: if one named input does not fit, nothing changes and the log
+// says why (the caller keeps copying). Runs after decoder_attention_fusion.
+#include <array>
+
+#include "graph/passes/pattern.h"
+
+namespace glassbox::graph::passes {
+namespace {
+
+bool is_attention(const Node& n) { return n.op_type == "DecoderAttention" && n.domain == kInternalDomain; }
+bool plain_shape(const Node& n) { return is_onnx(n, "Shape") && !n.attr("start") && !n.attr("end"); }
+
+struct Bound {
+  std::string past, fresh, present;
+  int concat = -1, attention = -1, slot = 0;  // the attention reads present as input `slot` (1: K, 2: V)
+  std::vector<int> shapes;                    // Shape(present) nodes
+};
+
+// Why `past` cannot be bound ("" when it can), filling *b.
+std::string bind_one(const Graph& g, const std::string& past, Bound* b) {
+  b->past = past;
+  int rank = -1;
+  for (const auto& in : g.inputs)
+    if (in.name == past) rank = in.has_shape ? static_cast<int>(in.dims.size()) : -1;
+  if (rank != 4) return "it is not a declared rank-4 graph input";
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& in : g.nodes[i].inputs)
+      if (in == past && !plain_shape(g.nodes[i])) {
+        if (b->concat >= 0 || !is_onnx(g.nodes[i], "Concat")) return "it is read by " + g.nodes[i].op_type + " '" + g.nodes[i].name + "'";
+        b->concat = static_cast<int>(i);
+      }
+  if (b->concat < 0) return "no Concat reads it";
+  const Node& cat = g.nodes[b->concat];
+  const Attribute* axis = cat.attr("axis");
+  if (cat.inputs.size() != 2 || cat.inputs[0] != past || !axis || (axis->i != 2 && axis->i != -2))
+    return "Concat '" + cat.name + "' is not Concat(past, new, axis 2)";
+  b->fresh = cat.inputs[1];
+  b->present = cat.outputs[0];
+  bool output = false;
+  for (const auto& o : g.outputs) output = output || o.name == b->present;
+  if (!output) return "'" + b->present + "' is not a graph output";
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (n.inputs[k] != b->present) continue;
+      if (plain_shape(n)) {
+        b->shapes.push_back(static_cast<int>(i));
+      } else if (is_attention(n) && (k == 1 || k == 2) && b->attention < 0 && !n.attr("cache_k")) {
+        b->attention = static_cast<int>(i);
+        b->slot = static_cast<int>(k);
+      } else {
+        return "'" + b->present + "' is read by " + n.op_type + " '" + n.name + "'";
+      }
+    }
+  }
+  if (b->attention < 0) return "no DecoderAttention reads '" + b->present + "' (decoder_attention_fusion did not apply)";
+  for (const auto& name : names_used_in_subgraphs(g))
+    if (name == past || name == b->present) return "a subgraph reads it";
+  return "";
+}
+
+// Shape(present) -> Add(Shape(past), Mul(Shape(new), [0, 0, 1, 0])), written where the Shape node was.
+void rewrite_shape(Graph& g, const Bound& b, int node, const std::string& axis_2, std::vector<Node>* before) {
+  const std::string base = g.nodes[node].name + "/kv_cache_shape";
+  auto make = [&](const char* op, std::vector<std::string> in, const std::string& out) {
+    Node n;
+    n.name = base + "/" + op + std::to_string(before->size());
+    n.op_type = op;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    before->push_back(std::move(n));
+  };
+  make("Shape", {b.past}, base + "/past");
+  make("Shape", {b.fresh}, base + "/new");
+  make("Mul", {base + "/new", axis_2}, base + "/new_axis_2");
+  Node& add = g.nodes[node];
+  add.op_type = "Add";
+  add.domain.clear();
+  add.attributes.clear();
+  add.inputs = {base + "/past", base + "/new_axis_2"};
+}
+
+}  // namespace
+
+Status kv_cache_binding(Graph& graph, PassContext& ctx, const std::string& pass_name) {
+  if (ctx.kv_cache_inputs.empty()) return {};
+  size_t already = 0;  // a plan's passes run again on the load-time graph, already bound
+  for (const auto& n : graph.nodes)
+    if (is_attention(n) && n.attr("cache_k")) already += 2;
+  if (already > 0) {
+    ctx.kv_cache_bound = already == ctx.kv_cache_inputs.size();
+    return {};
+  }
+  std::vector<Bound> bound(ctx.kv_cache_inputs.size());
+  for (size_t i = 0; i < bound.size(); ++i)
+    if (std::string why = bind_one(graph, ctx.kv_cache_inputs[i], &bound[i]); !why.empty()) {
+      ctx.log.push_back(pass_name + ": '" + ctx.kv_cache_inputs[i] + "' is not bound: " + why + "; no past input is (all or none)");
+      return {};
+    }
+  std::map<int, std::array<const Bound*, 3>> attentions;  // per DecoderAttention: its K (1) and V (2) bindings
+  for (const auto& b : bound) attentions[b.attention][static_cast<size_t>(b.slot)] = &b;
+  for (const auto& [node, kv] : attentions)
+    if (!kv[1] || !kv[2]) {
+      ctx.log.push_back(pass_name + ": DecoderAttention '" + graph.nodes[node].name +
+                        "' reads only one bound cache (K and V come together); no past input is bound (all or none)");
+      return {};
+    }
+  const std::string axis_2 = "glassbox/kv_cache_binding/axis_2";
+  GB_ASSIGN_OR_RETURN(Tensor onehot, Tensor::allocate(DataType::kInt64, {4}));
+  onehot.mutable_data<int64_t>()[2] = 1;  // allocate zero-fills
+  graph.initializers[axis_2] = std::move(onehot);
+  std::map<int, std::vector<Node>> inserted;  // new nodes, placed before the node index
+  std::set<int> dead;
+  std::set<std::string> presents;
+  for (const auto& b : bound) {
+    for (int s : b.shapes) rewrite_shape(graph, b, s, axis_2, &inserted[s]);
+    dead.insert(b.concat);
+    presents.insert(b.present);
+  }
+  for (const auto& [node, kv] : attentions) {
+    Node& a = graph.nodes[static_cast<size_t>(node)];
+    a.inputs.resize(8);
+    a.inputs[1] = kv[1]->fresh;
+    a.inputs[2] = kv[2]->fresh;
+    a.inputs.push_back(kv[1]->past);
+    a.inputs.push_back(kv[2]->past);
+    a.attributes["cache_k"] = string_attr("cache_k", kv[1]->past);
+    a.attributes["cache_v"] = string_attr("cache_v", kv[2]->past);
+  }
+  std::vector<ValueInfo> outputs;
+  for (auto& o : graph.outputs)
+    if (!presents.count(o.name)) outputs.push_back(std::move(o));
+  graph.outputs = std::move(outputs);
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (auto it = inserted.find(static_cast<int>(i)); it != inserted.end())
+      for (auto& n : it->second) nodes.push_back(std::move(n));
+    if (!dead.count(static_cast<int>(i))) nodes.push_back(std::move(graph.nodes[i]));
+  }
+  graph.nodes = std::move(nodes);
+  ctx.kv_cache_bound = true;
+  ctx.log.push_back(pass_name + ": bound " + std::to_string(bound.size()) + " past inputs to the caller's KV cache (" +
+                    std::to_string(attentions.size()) + " DecoderAttention read it in place; their presents left the outputs)");
+  return {};
+}
+
+}  // namespace glassbox::graph::passes
