@@ -177,7 +177,7 @@ Status check_binding(ComputeContext& ctx, const KvCacheBinding* c, const std::st
     return op_error(ctx, ErrorCode::kInvalidArgument,
                     std::string(kOp) + ": the KV cache bound to '" + input + "' does not fit this run (batch " +
                         std::to_string(d.B) + ", past " + std::to_string(past) + ", new " + std::to_string(d.S) +
-                                      "): each row needs a buffer, lengths <= past, fresh <= new and lengths + fresh <= its capacity");
+                        "): each row needs a buffer, lengths <= past, fresh <= new and lengths + fresh <= its capacity");
   return {};
 }
 

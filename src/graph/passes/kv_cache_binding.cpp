@@ -66,7 +66,7 @@ std::string bind_one(const Graph& g, const std::string& past, Bound* b) {
 
 // Shape(present) -> Add(Shape(past), Mul(Shape(new), [0, 0, 1, 0])), written where the Shape node was.
 void rewrite_shape(Graph& g, const Bound& b, int node, const std::string& axis_2, std::vector<Node>* before) {
-  const std::string base = g.nodes[node].name + "/kv_cache_shape";
+  const std::string base = g.nodes[node].outputs[0] + "/kv_cache_shape";  // output names are unique, node names need not be
   auto make = [&](const char* op, std::vector<std::string> in, const std::string& out) {
     Node n;
     n.name = base + "/" + op + std::to_string(before->size());
