@@ -1,6 +1,7 @@
 #include "runtime/session_memory.h"
 
 #include <algorithm>
+#include <deque>
 
 #include "core/process_memory.h"
 
@@ -90,12 +91,42 @@ Result<Session> checked_at_declared_largest(Session session) {
   return session;
 }
 
+// A session whose past inputs are bound (SessionOptions::kv_cache_inputs) dry-runs on zero scratch caches holding
+// each fed past's positions (none appended): the caller's caches are its own memory, not the run's.
+namespace {
+
+std::vector<KvCacheBinding> scratch_caches(const Session& session, const std::vector<NamedTensor>& inputs,
+                                           std::deque<std::vector<float>>& storage) {
+  std::vector<KvCacheBinding> caches;
+  if (!session.kv_cache_bound()) return caches;
+  for (const auto& name : session.options().kv_cache_inputs)
+    for (const auto& in : inputs) {
+      if (in.name != name || in.tensor.shape().size() != 4) continue;
+      const Shape& s = in.tensor.shape();
+      KvCacheBinding c;
+      c.input = name;
+      for (int64_t b = 0; b < s[0]; ++b) {
+        storage.emplace_back(static_cast<size_t>(std::max<int64_t>(1, s[1] * s[2] * s[3])), 0.f);  // non-null at 0 positions
+        c.rows.push_back(storage.back().data());
+        c.capacities.push_back(s[2]);
+        c.lengths.push_back(s[2]);
+        c.fresh.push_back(0);
+      }
+      caches.push_back(std::move(c));
+    }
+  return caches;
+}
+
+}  // namespace
+
 Result<MemoryReport> dry_run_memory(const Session& session, const std::vector<NamedTensor>& inputs, MemoryReport account) {
   account.shape = shape_text(inputs);
   account.first_run = account.arena = 0;
+  std::deque<std::vector<float>> storage;  // rows' buffers stay where they are while bound
+  std::vector<KvCacheBinding> caches = scratch_caches(session, inputs, storage);
   for (int pass = 0; pass < 2; ++pass) {  // the first run plans the shape, the second runs on its arena
     RunStats stats;
-    auto ran = session.run(inputs, &stats);
+    auto ran = session.kv_cache_bound() ? session.run_bound(inputs, caches, &stats) : session.run(inputs, &stats);
     if (!ran.ok()) return dry_run_refusal(std::move(ran).take_error(), account);
     if (stats.used_memory_plan) account.arena = std::max(account.arena, stats.arena_bytes);
     else account.first_run = std::max(account.first_run, stats.peak_bytes);
