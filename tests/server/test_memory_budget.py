@@ -140,7 +140,11 @@ def test_server_budget_refuses_what_does_not_fit_unload_frees_it_and_a_burst_sta
                                                             "detect_leaks=0"] if o))
     repo = two_langid_copies()
     try:
-        flags = ["--model-repository", repo, "--max-batch-size", "8"]
+        # 32 rows per run balances the two margins (ASan build, measured 2026-12-06): a's total 428.8 MB, b's need beside
+        # a 462.3 MB, so the budget sits 16.7 MB from each; b's total after a's unload 420.6 MB (25 MB under). At 8 rows
+        # the first margin was 7.2 MB and a CI start crossed it (a's total 8.6 MB above step 1's: a refused, b loaded);
+        # at 64 the unloaded a's pages that stay resident leave step 3 7 MB.
+        flags = ["--model-repository", repo, "--max-batch-size", "32"]
         # 1. With room for both: each model's account is what the server sums (b's row names a's).
         s = start_server(flags + ["--max-memory", "16G"])
         mem_a, mem_b = explain_memory(s, "a"), explain_memory(s, "b")
