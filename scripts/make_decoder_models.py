@@ -245,14 +245,14 @@ def build_gpt2():
     return model
 
 
-def llama_config(c):
-    """config.json of a Llama-style decoder of shape c, as transformers writes it (Qwen3's token ids)."""
+def llama_config(c, bos=151643, eos=151645):
+    """config.json of a Llama-style decoder of shape c, as transformers writes it (default: Qwen3's token ids)."""
     return {
         "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": c["vocab"],
         "hidden_size": c["hidden"], "intermediate_size": c["intermediate"], "num_hidden_layers": c["layers"],
         "num_attention_heads": c["heads"], "num_key_value_heads": c["kv_heads"], "head_dim": c["hidden"] // c["heads"],
         "max_position_embeddings": c["max_pos"], "rms_norm_eps": 1e-6, "rope_theta": c["rope_theta"],
-        "hidden_act": "silu", "tie_word_embeddings": False, "bos_token_id": 151643, "eos_token_id": 151645,
+        "hidden_act": "silu", "tie_word_embeddings": False, "bos_token_id": bos, "eos_token_id": eos,
         "torch_dtype": "float32"}
 
 
@@ -275,20 +275,26 @@ def make_gpt2(out):
     d = os.path.join(out, "gpt2_tiny")
     os.makedirs(d, exist_ok=True)
     export(model, c, os.path.join(d, "model.onnx"))
-    with open(ROBERTA, encoding="utf-8") as f:
-        tok = json.load(f)
-    special = {t["content"]: t["id"] for t in tok["added_tokens"]}
-    bos, eos = special["<s>"], special["</s>"]
+    bos, eos = write_roberta_tokenizer(d, c["max_pos"])
     write_json(os.path.join(d, "config.json"), {
         "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": c["vocab"], "n_embd": c["hidden"],
         "n_layer": c["layers"], "n_head": c["heads"], "n_inner": c["intermediate"], "n_positions": c["max_pos"],
         "activation_function": "gelu", "layer_norm_epsilon": 1e-5, "bos_token_id": bos, "eos_token_id": eos})
     write_json(os.path.join(d, "generation_config.json"), {"bos_token_id": bos, "eos_token_id": eos})
+
+
+def write_roberta_tokenizer(d, max_pos):
+    """d/tokenizer.json (roberta-bpe.json, post-processor GPT-2's plain ByteLevel) and d/tokenizer_config.json
+    (add_bos_token false); returns the ids (bos, eos) of <s> and </s>. Shared with scripts/train_decoder.py."""
+    with open(ROBERTA, encoding="utf-8") as f:
+        tok = json.load(f)
+    special = {t["content"]: t["id"] for t in tok["added_tokens"]}
     tok["post_processor"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
     write_json(os.path.join(d, "tokenizer.json"), tok)
     write_json(os.path.join(d, "tokenizer_config.json"), {
         "tokenizer_class": "GPT2Tokenizer", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
-        "pad_token": "<pad>", "add_bos_token": False, "model_max_length": c["max_pos"]})
+        "pad_token": "<pad>", "add_bos_token": False, "model_max_length": max_pos})
+    return special["<s>"], special["</s>"]
 
 
 def make_gpt2_nan(out):

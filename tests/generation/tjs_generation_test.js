@@ -33,6 +33,7 @@ function glassbox(dir, args) {
 
 // transformers.js reads onnx/model.onnx: a directory of links, the decoder file linked there under that name.
 function tjsLayout(src, tmp) {
+  src = path.resolve(src);  // the links must not be relative to the working directory
   const name = path.basename(src);
   const dst = path.join(tmp, name);
   fs.mkdirSync(path.join(dst, 'onnx'), { recursive: true });
@@ -121,4 +122,6 @@ async function main() {
   console.log('all checks passed');
 }
 
-main().catch((e) => { console.error(e.stack || e); process.exit(1); });
+module.exports = { tjsLayout };  // trained_text_test.js lays llama_text out the same way
+
+if (require.main === module) main().catch((e) => { console.error(e.stack || e); process.exit(1); });
