@@ -108,7 +108,8 @@ const std::vector<Field<SessionOptions>>& session_fields() {
                "only; a chain the pass does not recognise stays whole (the pass log says why)"),
       GB_FIELD(SessionOptions, unspecialized_symbols, list_text,
                "none: each distinct input shape gets its own specialized plan; the generation session names its "
-               "past-length symbols (every decode step has a longer past: a plan per step was most of its time)",
+               "past-length symbols (every decode step has a longer past: a plan per step was most of its time); text "
+               "pipelines default to \"*\", every symbolic input dim (a plan per text length cost a new length 1.14x)",
                "a named dim's shape arithmetic is not folded (each run computes it); its memory plan grows by "
                "doubling, so up to 2x the grown tensors' bytes stay reserved in the arena"),
       GB_FIELD(SessionOptions, kv_cache_inputs, list_text, "none: ordinary inputs; the generation session names its past "

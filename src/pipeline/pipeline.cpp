@@ -173,10 +173,12 @@ Result<EncodedText> encode_one(const Pipeline::Impl& p, const PipelineInput& in,
 }
 
 // Lengths are rounded up to a multiple of this in unpadded mode, lone texts and batches of one
-// length included: at most 64 distinct shapes (plans, SessionOptions::plan_cache_size) for texts up
-// to 512 tokens, at most 7 masked positions computed per text. An exact length per text would make
-// every new length a new plan (specialization, first run without a memory plan): measured here,
-// serving BERT-base at 1 client, a text of a length not seen before took 1.4-2.4x as long.
+// length included: at most 64 distinct shapes for texts up to 512 tokens, at most 7 masked positions
+// computed per text. With a plan per shape (before the pipelines' one plan, derive_unspecialized) an
+// exact length per text made every new length a new plan: serving BERT-base at 1 client, a text of a
+// length not seen before took 1.4-2.4x as long. With one plan the rounding still bounds the oneDNN
+// primitives (one per GEMM shape and row count, 1-1.6 ms to create) and the plans of a caller that
+// names its own unspecialized_symbols.
 constexpr int64_t kUnpadLengthMultiple = 8;
 
 // `len` rounded up to kUnpadLengthMultiple, but never past `limit` (the model's max_length; <= 0: none).
@@ -410,6 +412,24 @@ Result<Derivation> derive_pool_wait(const pipeline::ModelDirFiles& files, const 
                  [](PoolWait w) { return std::string(pool_wait_name(w)); });
 }
 
+// unspecialized_symbols: a caller's session option > "*" (every symbolic input dim: one plan for every text length
+// and batch size). A plan per shape made each new length pay graph specialization and an unplanned first run:
+// 1.14x the warm time (median over 12 lengths, max 1.17x; BERT-base, 1 thread, bench/engine/first_seen_length.cpp),
+// 1.03x with one plan (what is left: a oneDNN primitive per new row count, a memory plan outgrown by a longer text).
+Derivation derive_unspecialized(const PipelineOptions& options, SessionOptions& session_options) {
+  if (!options.session.unspecialized_symbols.empty()) {
+    std::string list;
+    for (const auto& s : options.session.unspecialized_symbols) list += (list.empty() ? "" : ",") + s;
+    return {"unspecialized_symbols", list, "session option"};
+  }
+  session_options.unspecialized_symbols = {"*"};
+  return {"unspecialized_symbols", "*",
+          "default: every symbolic input dim: one plan serves every text length and batch size (a plan per shape cost "
+          "a new length 1.14x its warm time: specialization and an unplanned first run)",
+          "the memory plan grows by doubling when a longer text outgrows it: up to 2x the grown tensors' bytes stay "
+          "reserved in the arena"};
+}
+
 }  // namespace
 
 Pipeline::Pipeline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -430,6 +450,7 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
   GB_ASSIGN_OR_RETURN(Derivation precision_row, derive_precision(files, options, session_options));
   GB_ASSIGN_OR_RETURN(Derivation cache_row, derive_weights_cache(files, options, session_options));
   GB_ASSIGN_OR_RETURN(Derivation wait_row, derive_pool_wait(files, options, session_options));
+  Derivation plans_row = derive_unspecialized(options, session_options);
   auto session = Session::load(files.model_path, session_options);
   if (!session.ok()) return std::move(session).take_error();
   std::vector<Derivation> derivations;
@@ -439,6 +460,7 @@ Result<Pipeline> Pipeline::load(const std::string& model_dir, const PipelineOpti
   derivations.push_back(std::move(precision_row));
   derivations.push_back(std::move(cache_row));
   derivations.push_back(std::move(wait_row));
+  derivations.push_back(std::move(plans_row));
   // The tokenizer must not produce ids the model's embedding table does not have.
   const int64_t rows = session->embedding_rows("input_ids");
   if (rows > 0) {

@@ -237,9 +237,10 @@ class SessionImpl {
     return out;
   }
 
+  // A named dim listed in SessionOptions::unspecialized_symbols, or any named dim when "*" is listed.
   bool unspecialized(const std::string& symbol) const {
-    return !symbol.empty() && std::find(options.unspecialized_symbols.begin(), options.unspecialized_symbols.end(),
-                                        symbol) != options.unspecialized_symbols.end();
+    const auto& u = options.unspecialized_symbols;
+    return !symbol.empty() && (std::find(u.begin(), u.end(), symbol) != u.end() || std::find(u.begin(), u.end(), "*") != u.end());
   }
 
   // The plan key: the input shapes, with -1 ("any size") for dims named by an unspecialized symbol.

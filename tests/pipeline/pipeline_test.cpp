@@ -366,3 +366,35 @@ TEST_F(ModelDir, UnpaddedBatchesGiveThePaddedScores) {
   write_json("glassbox.json", j);
   EXPECT_NE(load_error().find("unpadded_batches"), std::string::npos) << load_error();
 }
+
+// Text pipelines plan once for every text length and batch size (SessionOptions::unspecialized_symbols "*",
+// derived, shown with its reason); a caller's own list wins. The one plan gives what a plan per shape gives.
+TEST_F(ModelDir, OnePlanServesEveryTextLength) {
+  auto p = Pipeline::load(dir_.string());
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_EQ(p->session().options().unspecialized_symbols, std::vector<std::string>{"*"});
+  bool shown = false;
+  for (const auto& d : p->derivations())
+    if (d.field == "unspecialized_symbols") {
+      shown = true;
+      EXPECT_EQ(d.value, "*");
+      EXPECT_EQ(d.source.rfind("default", 0), 0u) << d.source;
+      EXPECT_FALSE(d.risk.empty());
+    }
+  EXPECT_TRUE(shown);
+  PipelineOptions o;
+  o.session.unspecialized_symbols = {"no-such-dim"};  // a plan per shape, as before the default
+  auto specialized = Pipeline::load(dir_.string(), o);
+  ASSERT_TRUE(specialized.ok()) << specialized.error().to_string();
+  EXPECT_EQ(specialized->session().options().unspecialized_symbols, std::vector<std::string>{"no-such-dim"});
+  std::vector<PipelineInput> texts;
+  for (int words : {3, 40, 9, 17, 1, 60}) texts.push_back({long_text(words), std::nullopt});
+  for (size_t n : {size_t{1}, size_t{3}, texts.size()}) {  // batch sizes 1, 3 and 6 over the same plan
+    std::vector<PipelineInput> batch(texts.begin(), texts.begin() + static_cast<std::ptrdiff_t>(n));
+    auto a = p->classify(batch, 3), b = specialized->classify(batch, 3);
+    ASSERT_TRUE(a.ok() && b.ok());
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = 0; k < (*a)[i].logits.size(); ++k)
+        EXPECT_NEAR((*a)[i].logits[k], (*b)[i].logits[k], 1e-5f) << "text " << i << " logit " << k;
+  }
+}

@@ -387,6 +387,19 @@ TEST(Session, UnspecializedSymbolSharesOnePlanAcrossSizes) {
   RunStats p1;
   ASSERT_TRUE(plain->run({{"x", float_tensor({3}, {1, 2, 3})}}, &p1).ok());
   EXPECT_LT(p1.nodes_executed, st[1].nodes_executed);
+  // "*" names every symbolic input dim (the text pipelines' default): the same one plan, Shape read at each run.
+  o.unspecialized_symbols = {"*"};
+  auto any = Session::load(path, o);
+  ASSERT_TRUE(any.ok()) << any.error().to_string();
+  RunStats a[2];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t n = i == 0 ? 7 : 5;
+    auto out = any->run({{"x", float_tensor({n}, std::vector<float>(static_cast<size_t>(n), 1.f))}}, &a[i]);
+    ASSERT_TRUE(out.ok()) << out.error().to_string();
+    EXPECT_EQ(values_of<float>((*out)[0].tensor), std::vector<float>(static_cast<size_t>(n), 2.f + static_cast<float>(n)));
+  }
+  EXPECT_TRUE(a[1].used_memory_plan);  // the plan recorded at 7 serves 5
+  EXPECT_EQ(a[1].nodes_executed, st[1].nodes_executed);
 }
 
 TEST(Session, ConcurrentRunsAgree) {
