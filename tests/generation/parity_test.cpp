@@ -150,6 +150,8 @@ void check_model(const std::string& name, int threads, const std::string& fp32_r
 }
 
 TEST(GenerationParity, LlamaStyleMatchesOnnxRuntime) { check_model("llama_tiny", 1); }
+// scripts/train_decoder.py's llama_text: trained weights (peaked, text-like logits) through the in-place KV cache.
+TEST(GenerationParity, LlamaStyleTrainedMatchesOnnxRuntime) { check_model("llama_text", 1); }
 TEST(GenerationParity, Gpt2StyleMatchesOnnxRuntime) { check_model("gpt2_tiny", 1); }
 TEST(GenerationParity, Gpt2StyleMatchesOnnxRuntimeOnTwoThreads) { check_model("gpt2_tiny", 2); }
 // Optimum's legacy merged layout (decoder_model_merged.onnx: If on use_cache_branch).
