@@ -60,7 +60,7 @@ Status explain_text(const std::string& dir, const PipelineOptions& po, int64_t m
     if ((d.field == "precision" || d.field == "weights_cache" || d.field == "pool_wait") && d.source == "glassbox.json")
       opts.sources["session." + d.field] = "file (glassbox.json)";
     else if (d.field == "unspecialized_symbols" && d.source.rfind("default", 0) == 0)
-      opts.sources["session." + d.field] = "derived (text pipeline)";
+      opts.sources["session." + d.field] = "derived";
   add_session(budgeted.pipeline.session(), opts, m);
   return {};
 }

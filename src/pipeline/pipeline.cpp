@@ -413,7 +413,7 @@ Result<Derivation> derive_pool_wait(const pipeline::ModelDirFiles& files, const 
 }
 
 // unspecialized_symbols: a caller's session option > "*" (every symbolic input dim: one plan for every text length
-// and batch size). A plan per shape made each new length pay graph specialization and an unplanned first run:
+// and batch size). No risk field: the row's risk marks a guess about the model, and this choice changes no result. A plan per shape made each new length pay graph specialization and an unplanned first run:
 // 1.14x the warm time (median over 12 lengths, max 1.17x; BERT-base, 1 thread, bench/engine/first_seen_length.cpp),
 // 1.03x with one plan (what is left: a oneDNN primitive per new row count, a memory plan outgrown by a longer text).
 Derivation derive_unspecialized(const PipelineOptions& options, SessionOptions& session_options) {
@@ -425,9 +425,8 @@ Derivation derive_unspecialized(const PipelineOptions& options, SessionOptions& 
   session_options.unspecialized_symbols = {"*"};
   return {"unspecialized_symbols", "*",
           "default: every symbolic input dim: one plan serves every text length and batch size (a plan per shape cost "
-          "a new length 1.14x its warm time: specialization and an unplanned first run)",
-          "the memory plan grows by doubling when a longer text outgrows it: up to 2x the grown tensors' bytes stay "
-          "reserved in the arena"};
+          "a new length 1.14x its warm time: specialization and an unplanned first run; the session option's risk: "
+          "the memory plan grows by doubling)"};
 }
 
 }  // namespace

@@ -379,7 +379,7 @@ TEST_F(ModelDir, OnePlanServesEveryTextLength) {
       shown = true;
       EXPECT_EQ(d.value, "*");
       EXPECT_EQ(d.source.rfind("default", 0), 0u) << d.source;
-      EXPECT_FALSE(d.risk.empty());
+      EXPECT_TRUE(d.risk.empty()) << d.risk;  // not a guess about the model: no result changes
     }
   EXPECT_TRUE(shown);
   PipelineOptions o;
