@@ -22,13 +22,13 @@ void list_model_files(const fs::path& dir, const std::string& prefix, std::vecto
   }
 }
 
+}  // namespace
+
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
 }
-
-}  // namespace
 
 }  // namespace glassbox::pipeline
 

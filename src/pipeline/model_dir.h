@@ -45,4 +45,7 @@ Status derive_abstain(const ModelDirFiles& files, PipelineDecisions& dec, std::v
 // "none" -> nullopt; "longest_first" etc. -> a policy at max_length.
 Result<std::optional<TruncationPolicy>> parse_truncation(const std::string& text, int64_t max_length);
 
+// "a, b, c": a list in an error, a source or an explain value.
+std::string joined(const std::vector<std::string>& v);
+
 }  // namespace glassbox::pipeline

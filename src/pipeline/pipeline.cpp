@@ -413,15 +413,13 @@ Result<Derivation> derive_pool_wait(const pipeline::ModelDirFiles& files, const 
 }
 
 // unspecialized_symbols: a caller's session option > "*" (every symbolic input dim: one plan for every text length
-// and batch size). No risk field: the row's risk marks a guess about the model, and this choice changes no result. A plan per shape made each new length pay graph specialization and an unplanned first run:
-// 1.14x the warm time (median over 12 lengths, max 1.17x; BERT-base, 1 thread, bench/engine/first_seen_length.cpp),
-// 1.03x with one plan (what is left: a oneDNN primitive per new row count, a memory plan outgrown by a longer text).
+// and batch size). A plan per shape made each new length pay graph specialization and an unplanned first run: 1.14x
+// the warm time (median over 12 lengths, max 1.17x; BERT-base, 1 thread, bench/engine/first_seen_length.cpp), 1.02x
+// with one plan (what is left: a oneDNN primitive per new row count, a memory plan outgrown by a longer text). No
+// risk field: a row's risk marks a guess about the model, and this choice changes no result.
 Derivation derive_unspecialized(const PipelineOptions& options, SessionOptions& session_options) {
-  if (!options.session.unspecialized_symbols.empty()) {
-    std::string list;
-    for (const auto& s : options.session.unspecialized_symbols) list += (list.empty() ? "" : ",") + s;
-    return {"unspecialized_symbols", list, "session option"};
-  }
+  if (!options.session.unspecialized_symbols.empty())
+    return {"unspecialized_symbols", pipeline::joined(options.session.unspecialized_symbols), "session option"};
   session_options.unspecialized_symbols = {"*"};
   return {"unspecialized_symbols", "*",
           "default: every symbolic input dim: one plan serves every text length and batch size (a plan per shape cost "
