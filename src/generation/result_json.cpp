@@ -66,12 +66,12 @@ namespace {
 std::string kv_feeding_text(const GenerationSession& s) {
   if (s.kv_in_place())
     return "in place: each run reads the sequences' caches where they are and appends the new positions (kv_cache_binding)";
-  std::string why = s.decoder().genai_config.empty() ? "" : "the onnxruntime-genai layout's GroupQueryAttention owns its past";
+  std::string why;
   for (const auto& e : s.session().pass_log())
     if (e.pass == "kv_cache_binding") why = e.message;
   if (why.empty())
-    why = "the layout does not feed Concat(past, new) to the attention directly (legacy merged If), opt level < 2, or the "
-          "pass kv_cache_binding is disabled";
+    why = "the layout reads its past inside a subgraph (legacy merged If), opt level < 2, or the pass kv_cache_binding is "
+          "disabled";
   return "copied: the past is copied into each run and the new present rows out of it (" + why + ")";
 }
 

@@ -95,4 +95,20 @@ void gqa_attention_f32(const GqaDims& d, const GqaScoring& sc, const float* q, c
   }
 }
 
+void gqa_attention_cached_f32(const GqaDims& d, const GqaScoring& sc, const float* q, const float* const* k_rows,
+                              const float* const* v_rows, const int64_t* capacities, const int64_t* past_rows, float* out,
+                              ThreadPool* pool) {
+  const int64_t h = d.head, group = d.heads / d.kv_heads;
+  auto attend = [&](int64_t i0, int64_t i1) {
+    std::vector<float> scores(static_cast<size_t>(d.present_len));
+    for (int64_t i = i0; i < i1; ++i) {  // i = b * heads + query head
+      const int64_t b = i / d.heads, hq = i % d.heads, plane = (hq / group) * capacities[b] * h;
+      attend_head(d, sc, q + i * d.seq * h, k_rows[b] + plane, v_rows[b] + plane, past_rows[b],
+                  out + b * d.seq * d.heads * h + hq * h, d.heads * h, scores);
+    }
+  };
+  if (pool) pool->parallel_for(d.batch * d.heads, 1, attend);
+  else attend(0, d.batch * d.heads);
+}
+
 }  // namespace glassbox::kernels

@@ -38,4 +38,11 @@ void gqa_attention_f32(const GqaDims& d, const GqaScoring& sc, const float* q, c
                        const float* past_k, const float* past_v, const int64_t* past_rows, float* present_k,
                        float* present_v, float* out, ThreadPool* pool);
 
+// The same attention over keys and values already in per-row caches (the new rows appended at past_rows[b]):
+// row b's kv head g holds position t at k_rows[b] + (g * capacities[b] + t) * head (v_rows likewise).
+// d.present_len >= past_rows[b] + seq for every b (it sizes the scores); d.past_len is not read.
+void gqa_attention_cached_f32(const GqaDims& d, const GqaScoring& sc, const float* q, const float* const* k_rows,
+                              const float* const* v_rows, const int64_t* capacities, const int64_t* past_rows, float* out,
+                              ThreadPool* pool);
+
 }  // namespace glassbox::kernels

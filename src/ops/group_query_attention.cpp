@@ -8,10 +8,13 @@
 // A "first prompt" (S == total_sequence_length) has no cached rows: positions 0..S-1 (rows of a
 // shorter sequence past seqlens_k are right padding). Otherwise row b has seqlens_k[b] + 1 - S cached
 // rows and its new tokens take the positions after them. The attention itself is
-// kernels/gqa_attention.h. Inputs 9+ (position_ids, attention_bias, head_sink, KV quantization
+// kernels/gqa_attention.h. kv_cache_binding's form, glassbox::GroupQueryAttention (cache_k / cache_v),
+// appends to the generation session's bound caches and reads them in place instead of writing presents.
+// Inputs 9+ (position_ids, attention_bias, head_sink, KV quantization
 // scales, QK norms) and the output_qk output are refused by name at load.
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "kernels/gqa_attention.h"
@@ -41,7 +44,8 @@ struct GqaInputs {
 
 class GroupQueryAttentionOp final : public Op {
  public:
-  explicit GroupQueryAttentionOp(GroupQueryAttentionAttrs a) : a_(a) {}
+  GroupQueryAttentionOp(GroupQueryAttentionAttrs a, std::string cache_k, std::string cache_v)
+      : a_(a), cache_k_(std::move(cache_k)), cache_v_(std::move(cache_v)) {}
 
   Status compute(ComputeContext& ctx) const override {
     GB_ASSIGN_OR_RETURN(GqaInputs in, read_inputs(ctx));
@@ -68,11 +72,12 @@ class GroupQueryAttentionOp final : public Op {
       GB_RETURN_IF_ERROR(split_heads(ctx, in, in.value, Nkv, 0, Nkv, cached, false, v.mutable_data<float>()));
     }
     GB_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, DataType::kFloat32, {in.B, in.S, N * H}));
-    GB_ASSIGN_OR_RETURN(Tensor * pk, ctx.allocate_output(1, DataType::kFloat32, {in.B, Nkv, d.present_len, H}));
-    GB_ASSIGN_OR_RETURN(Tensor * pv, ctx.allocate_output(2, DataType::kFloat32, {in.B, Nkv, d.present_len, H}));
     kernels::GqaScoring sc;
     sc.scale = a_.scale != 0.0f ? a_.scale : 1.0f / std::sqrt(static_cast<float>(H));
     sc.softcap = a_.softcap, sc.local_window = a_.local_window_size, sc.smooth_softmax = a_.smooth_softmax != 0;
+    if (!cache_k_.empty()) return compute_bound(ctx, d, sc, cached, q, k, v, *out);
+    GB_ASSIGN_OR_RETURN(Tensor * pk, ctx.allocate_output(1, DataType::kFloat32, {in.B, Nkv, d.present_len, H}));
+    GB_ASSIGN_OR_RETURN(Tensor * pv, ctx.allocate_output(2, DataType::kFloat32, {in.B, Nkv, d.present_len, H}));
     kernels::gqa_attention_f32(d, sc, q.data<float>(), k.data<float>(), v.data<float>(),
                                in.past_key ? in.past_key->data<float>() : nullptr,
                                in.past_value ? in.past_value->data<float>() : nullptr, cached.data(),
@@ -177,7 +182,52 @@ class GroupQueryAttentionOp final : public Op {
     return Status::ok_status();
   }
 
+  // kv_cache_binding's form (glassbox::GroupQueryAttention): the past inputs are read for their shape; row b's
+  // seqlens_k-given cached rows are the bound cache's lengths[b], its S new rotated keys/values are appended to the
+  // cache and the attention reads the cache in place. No presents are written.
+  Status compute_bound(ComputeContext& ctx, kernels::GqaDims d, const kernels::GqaScoring& sc, const std::vector<int64_t>& cached,
+                       const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) const {
+    KvCacheBinding *ck = ctx.kv_cache(cache_k_), *cv = ctx.kv_cache(cache_v_);
+    GB_RETURN_IF_ERROR(check_binding(ctx, ck, cache_k_, d, cached));
+    GB_RETURN_IF_ERROR(check_binding(ctx, cv, cache_v_, d, cached));
+    if (ck->capacities != cv->capacities || ck->rows == cv->rows)
+      return bad(ctx, "the caches bound to '" + cache_k_ + "' and '" + cache_v_ + "' must be distinct buffers with the same capacities");
+    ++ck->uses;
+    ++cv->uses;
+    const int64_t S = d.seq, H = d.head;
+    d.present_len = 0;
+    for (int64_t b = 0; b < d.batch; ++b) {
+      d.present_len = std::max(d.present_len, cached[b] + S);
+      for (int64_t g = 0; g < d.kv_heads; ++g) {
+        const int64_t from = (b * d.kv_heads + g) * S * H, to = (g * ck->capacities[b] + cached[b]) * H;
+        std::copy_n(k.data<float>() + from, S * H, ck->rows[b] + to);
+        std::copy_n(v.data<float>() + from, S * H, cv->rows[b] + to);
+      }
+    }
+    std::vector<const float*> krows(ck->rows.begin(), ck->rows.end()), vrows(cv->rows.begin(), cv->rows.end());
+    kernels::gqa_attention_cached_f32(d, sc, q.data<float>(), krows.data(), vrows.data(), ck->capacities.data(), cached.data(),
+                                      out.mutable_data<float>(), &ctx.pool());
+    return Status::ok_status();
+  }
+
+  // The binding fits this run: a buffer per batch row holding seqlens_k's cached rows (lengths[b]) and room for
+  // all S new ones (fresh[b] == S: GroupQueryAttention appends every new position).
+  static Status check_binding(ComputeContext& ctx, const KvCacheBinding* c, const std::string& input, const kernels::GqaDims& d,
+                              const std::vector<int64_t>& cached) {
+    if (!c) return bad(ctx, "no KV cache is bound to '" + input + "' (the session binds its kv_cache_inputs; run with Session::run_bound)");
+    bool ok = static_cast<int64_t>(c->rows.size()) == d.batch && static_cast<int64_t>(c->lengths.size()) == d.batch &&
+              static_cast<int64_t>(c->fresh.size()) == d.batch && static_cast<int64_t>(c->capacities.size()) == d.batch;
+    for (int64_t b = 0; ok && b < d.batch; ++b)
+      ok = c->rows[b] && c->lengths[b] == cached[b] && c->fresh[b] == d.seq && cached[b] + d.seq <= c->capacities[b];
+    if (!ok)
+      return bad(ctx, "the KV cache bound to '" + input + "' does not fit this run (batch " + std::to_string(d.batch) + ", new " +
+                          std::to_string(d.seq) + "): each row needs a buffer, lengths equal to seqlens_k's cached rows, fresh "
+                          "equal to the new tokens and lengths + fresh <= its capacity");
+    return Status::ok_status();
+  }
+
   GroupQueryAttentionAttrs a_;
+  std::string cache_k_, cache_v_;  // bound form: the past inputs whose caches hold the keys and values
 };
 
 // ORT 1.30's inputs past the ones implemented, by index: each is refused by name when given.
@@ -186,9 +236,9 @@ constexpr const char* kUnimplementedInputs[] = {"position_ids", "attention_bias"
 
 }  // namespace
 
-Result<std::unique_ptr<Op>> create_ms_GroupQueryAttention(const graph::Node& node, int64_t) {
-  GB_RETURN_IF_ERROR(check_known_attrs(node, {"num_heads", "kv_num_heads", "scale", "softcap", "do_rotary", "rotary_interleaved",
-                                              "local_window_size", "smooth_softmax"}));
+namespace {
+
+Result<std::unique_ptr<Op>> create(const graph::Node& node, std::string cache_k, std::string cache_v) {
   GroupQueryAttentionAttrs a;
   GB_ASSIGN_OR_RETURN(a.num_heads, attr_int_required(node, "num_heads"));
   GB_ASSIGN_OR_RETURN(a.kv_num_heads, attr_int_required(node, "kv_num_heads"));
@@ -212,9 +262,29 @@ Result<std::unique_ptr<Op>> create_ms_GroupQueryAttention(const graph::Node& nod
                         "leave it empty, as onnxruntime-genai's builder does for CPU fp32 decoders");
   if (node.outputs.size() > 3 && !node.outputs[3].empty())
     return make_error(ErrorCode::kUnsupported, "output 'output_qk' is not implemented", {}, "leave output 3 empty");
-  if (node.outputs.size() < 3)
+  if (node.outputs.size() < 3 && cache_k.empty())
     return make_error(ErrorCode::kInvalidModel, "GroupQueryAttention needs outputs output, present_key and present_value");
-  return std::unique_ptr<Op>(new GroupQueryAttentionOp(a));
+  return std::unique_ptr<Op>(new GroupQueryAttentionOp(a, std::move(cache_k), std::move(cache_v)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Op>> create_ms_GroupQueryAttention(const graph::Node& node, int64_t) {
+  GB_RETURN_IF_ERROR(check_known_attrs(node, {"num_heads", "kv_num_heads", "scale", "softcap", "do_rotary", "rotary_interleaved",
+                                              "local_window_size", "smooth_softmax"}));
+  return create(node, "", "");
+}
+
+// kv_cache_binding's form: the contrib op's attributes plus cache_k / cache_v, the past inputs whose bound caches it
+// reads and appends to.
+Result<std::unique_ptr<Op>> create_internal_GroupQueryAttention(const graph::Node& node) {
+  GB_RETURN_IF_ERROR(check_known_attrs(node, {"num_heads", "kv_num_heads", "scale", "softcap", "do_rotary", "rotary_interleaved",
+                                              "local_window_size", "smooth_softmax", "cache_k", "cache_v"}));
+  GB_ASSIGN_OR_RETURN(std::string cache_k, attr_string(node, "cache_k", ""));
+  GB_ASSIGN_OR_RETURN(std::string cache_v, attr_string(node, "cache_v", ""));
+  if (cache_k.empty() || cache_v.empty())
+    return make_error(ErrorCode::kInvalidModel, "attributes 'cache_k' and 'cache_v' are required", "node '" + node.name + "' (glassbox::GroupQueryAttention)");
+  return create(node, std::move(cache_k), std::move(cache_v));
 }
 
 }  // namespace glassbox::ops

@@ -6,9 +6,11 @@
 // per layer (none with the pass off). With the past-length symbols unspecialized (the generation
 // session's setting) one plan serves every past length and still matches.
 // kv_cache_binding (the KV cache in place): the generation session binds its sequences' caches on the Optimum
-// layout (fp32, q4, int8) and copies them on the legacy merged and onnxruntime-genai layouts (explain says why);
-// in place, every logits row of batched, chunked, left-padded generation equals the copying session's; a session
-// whose past inputs are bound refuses unbound runs and wrong bindings, and a name the pass cannot bind binds none.
+// layout (fp32, q4, int8) and the onnxruntime-genai layout (GroupQueryAttention) and copies them on the legacy
+// merged one (explain says why); in place, every logits row of batched, chunked, left-padded generation equals the
+// copying session's; a session whose past inputs are bound refuses unbound runs and wrong bindings, and a name the
+// pass cannot bind binds none. The bound GroupQueryAttention's logits and cache rows equal the unbound one's
+// logits and presents, and a binding that disagrees with seqlens_k is refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -147,12 +149,12 @@ std::vector<std::string> past_inputs(const Session& s) {
 }
 
 TEST(KvCacheBinding, InPlaceOnTheOptimumLayoutCopiedElsewhereAndSaysWhy) {
-  for (const char* name : {"llama_tiny", "gpt2_tiny", "llama_tiny_q4", "gpt2_tiny_int8"}) {
+  for (const char* name : {"llama_tiny", "gpt2_tiny", "llama_tiny_q4", "gpt2_tiny_int8", "llama_tiny_genai"}) {
     auto gen = gbtest::load_decoder(name);
     EXPECT_TRUE(gen.kv_in_place()) << name;
     EXPECT_NE(generation::explain_json(gen)["kv_cache"]["feeding"].get<std::string>().find("in place"), std::string::npos);
   }
-  for (const char* name : {"llama_tiny_merged", "llama_tiny_genai"}) {
+  for (const char* name : {"llama_tiny_merged"}) {
     auto gen = gbtest::load_decoder(name);
     EXPECT_FALSE(gen.kv_in_place()) << name;
     EXPECT_NE(generation::explain_json(gen)["kv_cache"]["feeding"].get<std::string>().find("copied"), std::string::npos);
@@ -190,7 +192,7 @@ std::vector<std::vector<float>> batched_logits(GenerationSession& gen, std::vect
 }
 
 TEST(KvCacheBinding, InPlaceLogitsEqualTheCopiedOnes) {
-  for (const char* name : {"llama_tiny", "gpt2_tiny"}) {
+  for (const char* name : {"llama_tiny", "gpt2_tiny", "llama_tiny_genai"}) {
     SCOPED_TRACE(name);
     GenerationOptions in_place, copied;
     in_place.prefill_chunk_tokens = copied.prefill_chunk_tokens = 4;
@@ -242,6 +244,72 @@ TEST(KvCacheBinding, BoundSessionRefusesUnboundRunsAndAPartialNameBindsNone) {
     said = said || (e.pass == "kv_cache_binding" && e.message.find("'input_ids' is not bound") != std::string::npos);
   EXPECT_TRUE(said);
   EXPECT_EQ(partial->outputs().size(), probe->outputs().size());
+}
+
+// onnxruntime-genai's layout: each past input is read by a GroupQueryAttention, which the pass makes the bound
+// glassbox::GroupQueryAttention. Batch 2, past 3, 2 new tokens: its logits equal the unbound session's, each
+// cache's rows equal the present it no longer outputs, and a binding whose lengths are not seqlens_k's cached
+// rows is refused.
+TEST(KvCacheBinding, GroupQueryAttentionReadsAndAppendsTheBoundCache) {
+  const std::string model = gbtest::decoder_model("llama_tiny_genai") + "/model.onnx";
+  auto plain = Session::load(model);
+  ASSERT_TRUE(plain.ok()) << plain.error().to_string();
+  SessionOptions o;
+  o.kv_cache_inputs = past_inputs(*plain);
+  auto bound = Session::load(model, o);
+  ASSERT_TRUE(bound.ok()) << bound.error().to_string();
+  ASSERT_TRUE(bound->kv_cache_bound());
+  bool said = false;
+  for (const auto& e : bound->pass_log())
+    said = said || (e.pass == "kv_cache_binding" && e.message.find("2 GroupQueryAttention read it in place") != std::string::npos);
+  EXPECT_TRUE(said);
+  const int64_t B = 2, P = 3, S = 2, cap = 8;
+  const auto feeds = feeds_for(*plain, P, S, 0, 11);
+  auto want = plain->run(feeds);
+  ASSERT_TRUE(want.ok()) << want.error().to_string();
+  std::vector<std::vector<float>> buffers;
+  std::vector<KvCacheBinding> caches;
+  for (const auto& f : feeds) {
+    if (f.name.rfind("past_key_values", 0) != 0) continue;
+    const int64_t H = f.tensor.shape()[1], D = f.tensor.shape()[3];
+    KvCacheBinding c;
+    c.input = f.name;
+    for (int64_t b = 0; b < B; ++b) {
+      buffers.emplace_back(static_cast<size_t>(H * cap * D), 0.f);
+      for (int64_t h = 0; h < H; ++h)
+        std::copy_n(f.tensor.data<float>() + (b * H + h) * P * D, P * D, buffers.back().data() + h * cap * D);
+      c.capacities.push_back(cap);
+      c.lengths.push_back(P);
+      c.fresh.push_back(S);
+    }
+    caches.push_back(std::move(c));
+  }
+  for (size_t i = 0, k = 0; i < caches.size(); ++i)
+    for (int64_t b = 0; b < B; ++b) caches[i].rows.push_back(buffers[k++].data());
+  auto got = bound->run_bound(feeds, caches);
+  ASSERT_TRUE(got.ok()) << got.error().to_string();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].name, "logits");
+  EXPECT_LE(max_rel_diff((*got)[0].tensor, (*want)[0].tensor), 1e-5);
+  for (const auto& c : caches) {
+    const std::string present = "present" + c.input.substr(std::string("past_key_values").size());
+    const Tensor* p = nullptr;
+    for (const auto& w : *want)
+      if (w.name == present) p = &w.tensor;
+    ASSERT_NE(p, nullptr) << present;
+    const int64_t H = p->shape()[1], T = p->shape()[2], D = p->shape()[3];
+    ASSERT_EQ(T, P + S);
+    double diff = 0;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < T * D; ++i)
+          diff = std::max(diff, std::fabs(double(c.rows[b][h * cap * D + i]) - p->data<float>()[(b * H + h) * T * D + i]));
+    EXPECT_LE(diff, 1e-5) << present;
+  }
+  for (auto& c : caches) c.lengths = {P - 1, P - 1};
+  auto wrong = bound->run_bound(feeds, caches);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().to_string().find("lengths equal to seqlens_k's cached rows"), std::string::npos) << wrong.error().to_string();
 }
 
 }  // namespace

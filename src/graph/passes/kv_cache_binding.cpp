@@ -3,8 +3,13 @@
 // is taken out of the graph: the DecoderAttention reads the new keys/values and the caller's cache bound to the
 // past input (attributes cache_k / cache_v, Session::run_bound) — it appends the new positions to the cache and
 // attends over it in place — and each Shape(present) becomes Shape(past) + Shape(new) on axis 2. The past input
-// is then read for its shape only. All or none: if one named input does not fit, nothing changes and the log
-// says why (the caller keeps copying). Runs after decoder_attention_fusion.
+// is then read for its shape only. onnxruntime-genai's form has no Concat: the past input is read by one
+// com.microsoft GroupQueryAttention as past_key (input 3) or past_value (4), whose present output (1 or 2) is a
+// graph output nothing reads; that node becomes glassbox::GroupQueryAttention with the same attributes plus
+// cache_k / cache_v, appends the rotated new keys/values to the bound cache and attends over it in place, and its
+// presents leave the graph. All or none: if one named input does not fit, nothing changes and the log says why
+// (the caller keeps copying). Runs after decoder_attention_fusion.
+#include <algorithm>
 #include <array>
 
 #include "graph/passes/pattern.h"
@@ -13,13 +18,48 @@ namespace glassbox::graph::passes {
 namespace {
 
 bool is_attention(const Node& n) { return n.op_type == "DecoderAttention" && n.domain == kInternalDomain; }
+bool is_gqa(const Node& n) { return n.op_type == "GroupQueryAttention" && n.domain == "com.microsoft"; }
+bool is_bound(const Node& n) {
+  return n.domain == kInternalDomain && (n.op_type == "DecoderAttention" || n.op_type == "GroupQueryAttention") && n.attr("cache_k");
+}
 bool plain_shape(const Node& n) { return is_onnx(n, "Shape") && !n.attr("start") && !n.attr("end"); }
 
 struct Bound {
   std::string past, fresh, present;
   int concat = -1, attention = -1, slot = 0;  // the attention reads present as input `slot` (1: K, 2: V)
   std::vector<int> shapes;                    // Shape(present) nodes
+  bool gqa = false;                           // onnxruntime-genai's form: no Concat, `attention` is the GQA node
 };
+
+// Readers of `value` other than the whole graph's outputs, as (node, input slot).
+std::vector<std::pair<int, int>> readers(const Graph& g, const std::string& value) {
+  std::vector<std::pair<int, int>> out;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k)
+      if (g.nodes[i].inputs[k] == value) out.emplace_back(static_cast<int>(i), static_cast<int>(k));
+  return out;
+}
+
+// The onnxruntime-genai form: `past` is read only by GroupQueryAttention node `r.first` as past_key or past_value,
+// and the matching present output is a graph output nothing else reads. Why not ("" when it is), filling *b.
+std::string bind_gqa(const Graph& g, std::pair<int, int> r, Bound* b) {
+  const Node& n = g.nodes[static_cast<size_t>(r.first)];
+  if (r.second != 3 && r.second != 4) return "GroupQueryAttention '" + n.name + "' reads it as input " + std::to_string(r.second) + ", not past_key (3) or past_value (4)";
+  b->gqa = true;
+  b->attention = r.first;
+  b->slot = r.second - 2;
+  if (n.outputs.size() <= static_cast<size_t>(b->slot) || n.outputs[static_cast<size_t>(b->slot)].empty())
+    return "GroupQueryAttention '" + n.name + "' has no present output " + std::to_string(b->slot);
+  b->present = n.outputs[static_cast<size_t>(b->slot)];
+  bool output = false;
+  for (const auto& o : g.outputs) output = output || o.name == b->present;
+  if (!output) return "'" + b->present + "' is not a graph output";
+  if (auto rd = readers(g, b->present); !rd.empty())
+    return "'" + b->present + "' is read by " + g.nodes[static_cast<size_t>(rd[0].first)].op_type + " '" + g.nodes[static_cast<size_t>(rd[0].first)].name + "'";
+  for (const auto& name : names_used_in_subgraphs(g))
+    if (name == b->past || name == b->present) return "a subgraph reads it";
+  return "";
+}
 
 // Why `past` cannot be bound ("" when it can), filling *b.
 std::string bind_one(const Graph& g, const std::string& past, Bound* b) {
@@ -28,6 +68,7 @@ std::string bind_one(const Graph& g, const std::string& past, Bound* b) {
   for (const auto& in : g.inputs)
     if (in.name == past) rank = in.has_shape ? static_cast<int>(in.dims.size()) : -1;
   if (rank != 4) return "it is not a declared rank-4 graph input";
+  if (auto rd = readers(g, past); rd.size() == 1 && is_gqa(g.nodes[static_cast<size_t>(rd[0].first)])) return bind_gqa(g, rd[0], b);
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (const auto& in : g.nodes[i].inputs)
       if (in == past && !plain_shape(g.nodes[i])) {
@@ -91,7 +132,7 @@ Status kv_cache_binding(Graph& graph, PassContext& ctx, const std::string& pass_
   if (ctx.kv_cache_inputs.empty()) return {};
   size_t already = 0;  // a plan's passes run again on the load-time graph, already bound
   for (const auto& n : graph.nodes)
-    if (is_attention(n) && n.attr("cache_k")) already += 2;
+    if (is_bound(n)) already += 2;
   if (already > 0) {
     ctx.kv_cache_bound = already == ctx.kv_cache_inputs.size();
     return {};
@@ -106,24 +147,34 @@ Status kv_cache_binding(Graph& graph, PassContext& ctx, const std::string& pass_
   for (const auto& b : bound) attentions[b.attention][static_cast<size_t>(b.slot)] = &b;
   for (const auto& [node, kv] : attentions)
     if (!kv[1] || !kv[2]) {
-      ctx.log.push_back(pass_name + ": DecoderAttention '" + graph.nodes[node].name +
+      ctx.log.push_back(pass_name + ": " + graph.nodes[node].op_type + " '" + graph.nodes[node].name +
                         "' reads only one bound cache (K and V come together); no past input is bound (all or none)");
       return {};
     }
-  const std::string axis_2 = "glassbox/kv_cache_binding/axis_2";
-  GB_ASSIGN_OR_RETURN(Tensor onehot, Tensor::allocate(DataType::kInt64, {4}));
-  onehot.mutable_data<int64_t>()[2] = 1;  // allocate zero-fills
-  graph.initializers[axis_2] = std::move(onehot);
+  const std::string axis_2 = "glassbox/kv_cache_binding/axis_2", reader = graph.nodes[static_cast<size_t>(attentions.begin()->first)].op_type;
+  if (std::any_of(bound.begin(), bound.end(), [](const Bound& b) { return !b.shapes.empty(); })) {
+    GB_ASSIGN_OR_RETURN(Tensor onehot, Tensor::allocate(DataType::kInt64, {4}));
+    onehot.mutable_data<int64_t>()[2] = 1;  // allocate zero-fills
+    graph.initializers[axis_2] = std::move(onehot);
+  }
   std::map<int, std::vector<Node>> inserted;  // new nodes, placed before the node index
   std::set<int> dead;
   std::set<std::string> presents;
   for (const auto& b : bound) {
     for (int s : b.shapes) rewrite_shape(graph, b, s, axis_2, &inserted[s]);
-    dead.insert(b.concat);
+    if (b.concat >= 0) dead.insert(b.concat);
     presents.insert(b.present);
   }
   for (const auto& [node, kv] : attentions) {
     Node& a = graph.nodes[static_cast<size_t>(node)];
+    if (kv[1]->gqa) {  // reads the past inputs for their shape; its presents are no longer written
+      a.domain = kInternalDomain;
+      a.outputs[1].clear();
+      a.outputs[2].clear();
+      a.attributes["cache_k"] = string_attr("cache_k", kv[1]->past);
+      a.attributes["cache_v"] = string_attr("cache_v", kv[2]->past);
+      continue;
+    }
     a.inputs.resize(8);
     a.inputs[1] = kv[1]->fresh;
     a.inputs[2] = kv[2]->fresh;
@@ -145,7 +196,7 @@ Status kv_cache_binding(Graph& graph, PassContext& ctx, const std::string& pass_
   graph.nodes = std::move(nodes);
   ctx.kv_cache_bound = true;
   ctx.log.push_back(pass_name + ": bound " + std::to_string(bound.size()) + " past inputs to the caller's KV cache (" +
-                    std::to_string(attentions.size()) + " DecoderAttention read it in place; their presents left the outputs)");
+                    std::to_string(attentions.size()) + " " + reader + " read it in place; their presents left the outputs)");
   return {};
 }
 
