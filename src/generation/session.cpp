@@ -201,11 +201,11 @@ Result<GenerationSession> GenerationSession::load(const std::string& model_dir, 
     layout->info.genai_config = files.genai->fields;
   }
   // The Optimum layout's Concat(past, new) -> present and onnxruntime-genai's GroupQueryAttention feed the
-  // attention directly: the session binds each sequence's cache to its runs instead of copying the past in and the
+  // attention directly (the legacy merged If is first replaced by its cache branch: cache_branch_inlining): the session binds each sequence's cache to its runs instead of copying the past in and the
   // present out (kv_cache_binding). The session is loaded again with its past inputs named; when the pass cannot
   // bind them (its log says why) the cache is copied as before.
   so.unspecialized_symbols = past_length_symbols(session->inputs(), *layout);
-  if (!layout->use_cache_branch && so.opt_level >= 2) {
+  if (so.opt_level >= 2) {
     so.kv_cache_inputs = layout->past_names;
     session = Session::load(files.model_path, so);
     if (!session.ok()) return std::move(session).take_error().with_where(files.model_path);

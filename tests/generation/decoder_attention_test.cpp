@@ -6,8 +6,8 @@
 // per layer (none with the pass off). With the past-length symbols unspecialized (the generation
 // session's setting) one plan serves every past length and still matches.
 // kv_cache_binding (the KV cache in place): the generation session binds its sequences' caches on the Optimum
-// layout (fp32, q4, int8) and the onnxruntime-genai layout (GroupQueryAttention) and copies them on the legacy
-// merged one (explain says why); in place, every logits row of batched, chunked, left-padded generation equals the
+// layout (fp32, q4, int8), the legacy merged one (its If replaced by the cache branch: cache_branch_inlining) and the
+// onnxruntime-genai layout (GroupQueryAttention), and copies them when a pass is disabled (explain says why); in place, every logits row of batched, chunked, left-padded generation equals the
 // copying session's; a session whose past inputs are bound refuses unbound runs and wrong bindings, and a name the
 // pass cannot bind binds none. The bound GroupQueryAttention's logits and cache rows equal the unbound one's
 // logits and presents, and a binding that disagrees with seqlens_k is refused.
@@ -149,19 +149,22 @@ std::vector<std::string> past_inputs(const Session& s) {
 }
 
 TEST(KvCacheBinding, InPlaceOnTheOptimumLayoutCopiedElsewhereAndSaysWhy) {
-  for (const char* name : {"llama_tiny", "gpt2_tiny", "llama_tiny_q4", "gpt2_tiny_int8", "llama_tiny_genai"}) {
+  for (const char* name : {"llama_tiny", "gpt2_tiny", "llama_tiny_q4", "gpt2_tiny_int8", "llama_tiny_genai", "llama_tiny_merged",
+                           "gpt2_tiny_merged_q4"}) {
     auto gen = gbtest::load_decoder(name);
     EXPECT_TRUE(gen.kv_in_place()) << name;
     EXPECT_NE(generation::explain_json(gen)["kv_cache"]["feeding"].get<std::string>().find("in place"), std::string::npos);
   }
-  for (const char* name : {"llama_tiny_merged"}) {
-    auto gen = gbtest::load_decoder(name);
-    EXPECT_FALSE(gen.kv_in_place()) << name;
-    EXPECT_NE(generation::explain_json(gen)["kv_cache"]["feeding"].get<std::string>().find("copied"), std::string::npos);
-  }
-  GenerationOptions off;
+  GenerationOptions off, merged_off;
   off.session.disabled_passes = {"kv_cache_binding"};
-  EXPECT_FALSE(gbtest::load_decoder("llama_tiny", off).kv_in_place());
+  auto copied = gbtest::load_decoder("llama_tiny", off);
+  EXPECT_FALSE(copied.kv_in_place());
+  EXPECT_NE(generation::explain_json(copied)["kv_cache"]["feeding"].get<std::string>().find("copied"), std::string::npos);
+  merged_off.session.disabled_passes = {"cache_branch_inlining"};
+  auto merged = gbtest::load_decoder("llama_tiny_merged", merged_off);
+  EXPECT_FALSE(merged.kv_in_place());
+  EXPECT_NE(generation::explain_json(merged)["kv_cache"]["feeding"].get<std::string>().find("a subgraph reads it"), std::string::npos)
+      << generation::explain_json(merged)["kv_cache"]["feeding"];
 }
 
 // Greedy logits of every step for two prompts (5 and 9 tokens) decoded together, prefilled in chunks of 4
@@ -192,12 +195,12 @@ std::vector<std::vector<float>> batched_logits(GenerationSession& gen, std::vect
 }
 
 TEST(KvCacheBinding, InPlaceLogitsEqualTheCopiedOnes) {
-  for (const char* name : {"llama_tiny", "gpt2_tiny", "llama_tiny_genai"}) {
+  for (const char* name : {"llama_tiny", "gpt2_tiny", "llama_tiny_genai", "gpt2_tiny_merged"}) {
     SCOPED_TRACE(name);
     GenerationOptions in_place, copied;
     in_place.prefill_chunk_tokens = copied.prefill_chunk_tokens = 4;
     in_place.session.threads = copied.session.threads = 2;
-    copied.session.disabled_passes = {"kv_cache_binding"};
+    copied.session.disabled_passes = {"kv_cache_binding", "cache_branch_inlining"};
     auto a = gbtest::load_decoder(name, in_place), b = gbtest::load_decoder(name, copied);
     ASSERT_TRUE(a.kv_in_place());
     ASSERT_FALSE(b.kv_in_place());
@@ -244,6 +247,34 @@ TEST(KvCacheBinding, BoundSessionRefusesUnboundRunsAndAPartialNameBindsNone) {
     said = said || (e.pass == "kv_cache_binding" && e.message.find("'input_ids' is not bound") != std::string::npos);
   EXPECT_TRUE(said);
   EXPECT_EQ(partial->outputs().size(), probe->outputs().size());
+}
+
+bool logged(const Session& s, const std::string& pass, const std::string& text) {
+  for (const auto& e : s.pass_log())
+    if (e.pass == pass && e.message.find(text) != std::string::npos) return true;
+  return false;
+}
+
+// The legacy merged layout: with its past inputs named, the If is replaced by the branch that reads them and the
+// caches bind; a name the other branch reads too leaves the If as it is (and so binds nothing), and the log says why.
+TEST(KvCacheBinding, MergedDecoderIfIsReplacedByItsCacheBranch) {
+  const std::string model = gbtest::decoder_model("llama_tiny_merged") + "/decoder_model_merged.onnx";
+  auto probe = Session::load(model);
+  ASSERT_TRUE(probe.ok()) << probe.error().to_string();
+  SessionOptions o;
+  o.kv_cache_inputs = past_inputs(*probe);
+  auto bound = Session::load(model, o);
+  ASSERT_TRUE(bound.ok()) << bound.error().to_string();
+  EXPECT_TRUE(bound->kv_cache_bound());
+  EXPECT_TRUE(logged(*bound, "cache_branch_inlining", "replaced by its branch that reads the past inputs"));
+  EXPECT_TRUE(logged(*bound, "cache_branch_inlining", "'use_cache_branch' is no longer read"));
+  for (const auto& out : bound->outputs()) EXPECT_EQ(out.name.rfind("present", 0), std::string::npos) << out.name;
+  o.kv_cache_inputs.push_back("input_ids");
+  auto both = Session::load(model, o);
+  ASSERT_TRUE(both.ok()) << both.error().to_string();
+  EXPECT_FALSE(both->kv_cache_bound());
+  EXPECT_TRUE(logged(*both, "cache_branch_inlining", "else_branch of If 'optimum::if' reads some past inputs, not all"));
+  EXPECT_EQ(both->outputs().size(), probe->outputs().size());
 }
 
 // onnxruntime-genai's layout: each past input is read by a GroupQueryAttention, which the pass makes the bound

@@ -68,6 +68,8 @@ std::string bind_one(const Graph& g, const std::string& past, Bound* b) {
   for (const auto& in : g.inputs)
     if (in.name == past) rank = in.has_shape ? static_cast<int>(in.dims.size()) : -1;
   if (rank != 4) return "it is not a declared rank-4 graph input";
+  for (const auto& name : names_used_in_subgraphs(g))
+    if (name == past) return "a subgraph reads it (a legacy merged If: see pass cache_branch_inlining)";
   if (auto rd = readers(g, past); rd.size() == 1 && is_gqa(g.nodes[static_cast<size_t>(rd[0].first)])) return bind_gqa(g, rd[0], b);
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (const auto& in : g.nodes[i].inputs)

@@ -17,9 +17,11 @@ namespace {
 // which would otherwise turn a DequantizeLinear of constant int8 weights into float weights
 // (hiding the QDQ pattern); the quantizers write scales and weights as initializers.
 // conv_epilogue_fusion needs the folded weights and scales as initializers (after constant folding).
-// last_position_outputs runs first (and only for the outputs a caller names): the later passes then see
-// the Slice it inserts like any other node.
+// cache_branch_inlining runs first (only with kv_cache_inputs): every later pass then sees a merged decoder's
+// cache branch as the Optimum layout's plain graph. last_position_outputs runs next (and only for the outputs a
+// caller names): the later passes then see the Slice it inserts like any other node.
 constexpr PassEntry kPasses[] = {
+    {"cache_branch_inlining", 2, "only for SessionOptions::kv_cache_inputs (the generation session's past inputs): Optimum's legacy merged decoder, one If on a graph input whose one branch reads every past input, is replaced by that branch (its condition is then read by no node: every run takes the cache branch, the first with an empty past), so kv_cache_binding can bind its caches", &cache_branch_inlining},
     {"last_position_outputs", 1, "only for the outputs named in SessionOptions::last_position_outputs (the generation session: logits): an output [batch, sequence, N] made by a MatMul/MatMulNBits [+ per-position element-wise ops with constants] is computed for the last position only (Slice before the MatMul; output [batch, 1, N]); any other chain is left whole and logged", &last_position_outputs},
     {"identity_removal", 1, "removes Identity nodes, rewiring consumers to the Identity's input", &identity_removal},
     {"shape_folding", 2, "replaces Shape/Size of values whose shape is known (statically or from the run's input shapes) by constants", &shape_folding},

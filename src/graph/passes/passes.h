@@ -64,6 +64,7 @@ void set_initializer(Graph& graph, const std::string& name, Tensor t);
 Result<Tensor> int64_tensor(const std::vector<int64_t>& values, bool scalar = false);
 
 // The pass functions (one per file).
+Status cache_branch_inlining(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status last_position_outputs(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status identity_removal(Graph& graph, PassContext& ctx, const std::string& pass_name);
 Status shape_folding(Graph& graph, PassContext& ctx, const std::string& pass_name);
