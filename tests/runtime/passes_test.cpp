@@ -123,7 +123,7 @@ TEST(Passes, UnknownPassNameIsAnError) {
 TEST(Passes, NamesAreListed) {
   std::set<std::string> names;
   for (const auto& p : graph_pass_names()) names.insert(p.name);
-  EXPECT_EQ(names, (std::set<std::string>{"last_position_outputs", "identity_removal", "shape_folding", "constant_folding", "conv_epilogue_fusion", "dead_node_elimination",
+  EXPECT_EQ(names, (std::set<std::string>{"cache_branch_inlining", "last_position_outputs", "identity_removal", "shape_folding", "constant_folding", "conv_epilogue_fusion", "dead_node_elimination",
                                                     "gelu_fusion", "matmul_epilogue_fusion", "layer_norm_fusion",
                                                     "layer_norm_quantize_fusion", "attention_softmax_fusion", "attention_fusion", "decoder_attention_fusion", "kv_cache_binding",
                                                     "quantized_matmul_fusion", "qkv_projection_fusion",
