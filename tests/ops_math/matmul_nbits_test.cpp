@@ -87,7 +87,7 @@ Reference unpacked_product(const Packed& p, const Case& c, const std::vector<flo
 TEST(MatMulNBitsKernel, EveryFormEqualsTheUnpackedProduct) {
   const Case cases[] = {{64, 17, 4, 32, 0}, {100, 9, 4, 32, 1}, {200, 5, 4, 64, 2}, {50, 7, 4, 16, 1},
                         {37, 6, 4, 16, 0},  {130, 8, 8, 128, 1}, {48, 13, 8, 32, 0}, {70, 4, 8, 16, 2},
-                        {256, 11, 4, 128, 1}};
+                        {256, 11, 4, 128, 1}, {96, 7, 4, 32, 2}, {160, 6, 4, 32, 0}, {192, 3, 4, 64, 1}};
   std::mt19937 rng(28);
   std::normal_distribution<float> normal(0.f, 1.f);
   int forms_run = 0;

@@ -1,7 +1,8 @@
 // AVX-512 and AVX2 forms of matmul_nbits_f32 (kernels/matmul_nbits.h): each weight row is read
 // once from its packed codes and decoded block by block in registers — bytes widened to 32-bit
-// lanes, the low and high nibbles split by a mask and a shift (bits 4), converted to float and
-// dequantized as fma(code, scale, -zero * scale) — then multiplied into up to kRows rows of the
+// lanes; AVX-512 bits 4: each nibble picks its weight from the block's 16 dequantized values
+// (fma(code, scale, -zero * scale), one vpermps each); otherwise the nibbles (or bytes) are
+// converted to float and dequantized the same way — then multiplied into up to kRows rows of the
 // prepared activations (whose bits-4 layout puts each 32 values' even then odd positions where
 // the low and high nibbles land). Bits 4 need block_size % 32 == 0, bits 8 any block_size >= 16
 // (matmul_nbits.cpp dispatches; the scalar form covers the rest).
@@ -27,15 +28,22 @@ constexpr int kRows = 4;  // activation rows per pass over a weight row (2 accum
 
 enum class Zero { kDefault, kPacked, kFloat };  // which zero points the weights carry (templated: no branch per block)
 
+// The weights' per-row sizes, derived once per call (not per row: each is an integer division).
+struct Geometry {
+  int64_t kb_count, blob, bs, zp_row;
+  explicit Geometry(const NBitsWeights& w)
+      : kb_count(w.k_blocks()), blob(w.blob()), bs(w.block_size), zp_row((w.k_blocks() * w.bits + 7) / 8) {}
+};
+
 // Row n's scales and zero points, read per block without re-deriving the row's offsets.
 template <int Bits, Zero Z>
 struct RowScales {
   const float* scales;
   const float* zero_float = nullptr;
   const uint8_t* zero_packed = nullptr;
-  RowScales(const NBitsWeights& w, int64_t n) : scales(w.scales + n * w.k_blocks()) {
-    if constexpr (Z == Zero::kFloat) zero_float = w.zero_float + n * w.k_blocks();
-    if constexpr (Z == Zero::kPacked) zero_packed = w.zero_packed + n * ((w.k_blocks() * Bits + 7) / 8);
+  RowScales(const NBitsWeights& w, const Geometry& g, int64_t n) : scales(w.scales + n * g.kb_count) {
+    if constexpr (Z == Zero::kFloat) zero_float = w.zero_float + n * g.kb_count;
+    if constexpr (Z == Zero::kPacked) zero_packed = w.zero_packed + n * g.zp_row;
   }
   float zero(int64_t kb) const {
     if constexpr (Z == Zero::kDefault) return static_cast<float>(1 << (Bits - 1));
@@ -55,30 +63,57 @@ GB_NB_AVX512 inline __m512 decode8_avx512(const uint8_t* p, __m512 vs, __m512 vs
   return _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), vs, vsh);
 }
 
-// One weight row n against R activation rows starting at a0 (stride kp).
+// The 16 weights of a bits-4 block by code: iota = 0..15.
+GB_NB_AVX512 inline __m512 q4_table(__m512 iota, float scale, float shift) {
+  return _mm512_fmadd_ps(iota, _mm512_set1_ps(scale), _mm512_set1_ps(shift));
+}
+
+// One bits-4 block of a weight row into R activation rows' accumulators. tbl holds the block's 16 weights by
+// code, fma(code, scale, -zero * scale) as every form dequantizes; each 32-bit lane of the widened code bytes
+// picks its low-nibble weight with vpermps (which reads an index's low 4 bits only) and its high-nibble one
+// after a shift: two shuffles where the arithmetic decode took a mask, a shift, two conversions and two FMAs.
+template <int R>
+GB_NB_AVX512 inline void q4_block_avx512(const uint8_t* block, const float* a, int64_t kp, int64_t bs, __m512 tbl,
+                                         __m512 (&lo_acc)[R], __m512 (&hi_acc)[R]) {
+  for (int64_t c = 0; c < bs; c += 32) {
+    const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + c / 2)));
+    const __m512 lo = _mm512_permutexvar_ps(v, tbl);
+    const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), tbl);
+    for (int r = 0; r < R; ++r) {
+      lo_acc[r] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(a + r * kp + c), lo_acc[r]);
+      hi_acc[r] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(a + r * kp + c + 16), hi_acc[r]);
+    }
+  }
+}
+
+// One weight row n against R activation rows starting at a0 (stride kp). Bits 4: blocks alternate between two
+// sets of accumulators (two FMA chains per activation row half would wait on each other's latency at R = 1).
 template <int Bits, Zero Z, int R>
-GB_NB_AVX512 void row_avx512(const NBitsWeights& w, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
-  const int64_t kb_count = w.k_blocks(), blob = w.blob(), bs = w.block_size;
-  const RowScales<Bits, Z> rs(w, n);
+GB_NB_AVX512 void row_avx512(const NBitsWeights& w, const Geometry& g, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
+  const int64_t kb_count = g.kb_count, blob = g.blob, bs = g.bs;
+  const RowScales<Bits, Z> rs(w, g, n);
   const uint8_t* codes = w.codes + n * kb_count * blob;
   __m512 lo_acc[R], hi_acc[R];
   for (int r = 0; r < R; ++r) lo_acc[r] = hi_acc[r] = _mm512_setzero_ps();
-  const __m512i nibble = _mm512_set1_epi32(0x0F);
-  for (int64_t kb = 0; kb < kb_count; ++kb) {
-    const __m512 vs = _mm512_set1_ps(rs.scales[kb]), vsh = _mm512_set1_ps(rs.shift(kb));
-    const uint8_t* block = codes + kb * blob;
-    const float* a = a0 + kb * bs;
-    if constexpr (Bits == 4) {
-      for (int64_t c = 0; c < bs; c += 32) {
-        const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + c / 2)));
-        const __m512 lo = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(v, nibble)), vs, vsh);
-        const __m512 hi = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4)), vs, vsh);
-        for (int r = 0; r < R; ++r) {
-          lo_acc[r] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(a + r * kp + c), lo_acc[r]);
-          hi_acc[r] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(a + r * kp + c + 16), hi_acc[r]);
-        }
-      }
-    } else {
+  if constexpr (Bits == 4) {
+    const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512 lo2[R], hi2[R];
+    for (int r = 0; r < R; ++r) lo2[r] = hi2[r] = _mm512_setzero_ps();
+    int64_t kb = 0;
+    for (; kb + 2 <= kb_count; kb += 2) {
+      q4_block_avx512<R>(codes + kb * blob, a0 + kb * bs, kp, bs, q4_table(iota, rs.scales[kb], rs.shift(kb)), lo_acc, hi_acc);
+      q4_block_avx512<R>(codes + (kb + 1) * blob, a0 + (kb + 1) * bs, kp, bs, q4_table(iota, rs.scales[kb + 1], rs.shift(kb + 1)), lo2, hi2);
+    }
+    if (kb < kb_count) q4_block_avx512<R>(codes + kb * blob, a0 + kb * bs, kp, bs, q4_table(iota, rs.scales[kb], rs.shift(kb)), lo_acc, hi_acc);
+    for (int r = 0; r < R; ++r) {
+      lo_acc[r] = _mm512_add_ps(lo_acc[r], lo2[r]);
+      hi_acc[r] = _mm512_add_ps(hi_acc[r], hi2[r]);
+    }
+  } else {
+    for (int64_t kb = 0; kb < kb_count; ++kb) {
+      const __m512 vs = _mm512_set1_ps(rs.scales[kb]), vsh = _mm512_set1_ps(rs.shift(kb));
+      const uint8_t* block = codes + kb * blob;
+      const float* a = a0 + kb * bs;
       // 32 codes per step into the two accumulators (no runtime choice of accumulator: they stay in
       // registers), then block 16's single half.
       int64_t c = 0;
@@ -111,9 +146,9 @@ GB_NB_AVX2 inline __m256 decode8_avx2(const uint8_t* p, __m256 vs, __m256 vsh) {
 }
 
 template <int Bits, Zero Z, int R>
-GB_NB_AVX2 void row_avx2(const NBitsWeights& w, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
-  const int64_t kb_count = w.k_blocks(), blob = w.blob(), bs = w.block_size;
-  const RowScales<Bits, Z> rs(w, n);
+GB_NB_AVX2 void row_avx2(const NBitsWeights& w, const Geometry& g, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
+  const int64_t kb_count = g.kb_count, blob = g.blob, bs = g.bs;
+  const RowScales<Bits, Z> rs(w, g, n);
   const uint8_t* codes = w.codes + n * kb_count * blob;
   __m256 lo_acc[R], hi_acc[R];
   for (int r = 0; r < R; ++r) lo_acc[r] = hi_acc[r] = _mm256_setzero_ps();
@@ -148,16 +183,17 @@ GB_NB_AVX2 void row_avx2(const NBitsWeights& w, int64_t n, const float* a0, int6
   for (int r = 0; r < R; ++r) y[r * ldy + n] = sum256(_mm256_add_ps(lo_acc[r], hi_acc[r]));
 }
 
-using RowFn = void (*)(const NBitsWeights&, int64_t, const float*, int64_t, float*, int64_t);
+using RowFn = void (*)(const NBitsWeights&, const Geometry&, int64_t, const float*, int64_t, float*, int64_t);
 
 // Rows of A in groups of kRows (then the remainder) for every weight row; fns[r - 1] handles r rows.
 void run_rows(const RowFn (&fns)[kRows], const NBitsActivations& a, const NBitsWeights& w, int64_t n0, int64_t n1,
               float* Y, int64_t ldy) {
+  const Geometry g(w);
   for (int64_t m0 = 0; m0 < a.M; m0 += kRows) {
     const RowFn f = fns[std::min<int64_t>(kRows, a.M - m0) - 1];
     const float* a0 = a.data.data() + m0 * a.k_padded;
     float* y = Y + m0 * ldy;
-    for (int64_t n = n0; n < n1; ++n) f(w, n, a0, a.k_padded, y, ldy);
+    for (int64_t n = n0; n < n1; ++n) f(w, g, n, a0, a.k_padded, y, ldy);
   }
 }
 
@@ -168,14 +204,14 @@ struct Rows {
 
 template <int Bits, Zero Z, int R>
 struct Avx512Row {
-  static void f(const NBitsWeights& w, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
-    row_avx512<Bits, Z, R>(w, n, a0, kp, y, ldy);
+  static void f(const NBitsWeights& w, const Geometry& g, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
+    row_avx512<Bits, Z, R>(w, g, n, a0, kp, y, ldy);
   }
 };
 template <int Bits, Zero Z, int R>
 struct Avx2Row {
-  static void f(const NBitsWeights& w, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
-    row_avx2<Bits, Z, R>(w, n, a0, kp, y, ldy);
+  static void f(const NBitsWeights& w, const Geometry& g, int64_t n, const float* a0, int64_t kp, float* y, int64_t ldy) {
+    row_avx2<Bits, Z, R>(w, g, n, a0, kp, y, ldy);
   }
 };
 
