@@ -1,5 +1,6 @@
 // glassbox accuracy MODEL_DIR|MODEL.onnx [--precision bf16|int8-dynamic] [--texts FILE] [--shape NAME=1x128] [--input NAME=FILE]
-//   [--samples N] [--seed S] [--threads N] [--max-rel-error E] [--min-top1 A] [--min-cosine C] [--node-tolerance T] [--json]
+//   [--samples N] [--seed S] [--threads N] [--max-rel-error E] [--min-top1 A] [--min-cosine C] [--node-tolerance T]
+//   [--steps N] [--min-token-agreement A] [--json]
 // The evidence for a lower precision (diag/accuracy.h): fp32 and the candidate on the same
 // inputs; exit code 3 (and FAIL lines) when a threshold is not met.
 #include <fstream>
@@ -73,7 +74,7 @@ void add_accuracy_command(CLI::App& app) {
   auto a = std::make_shared<AccuracyArgs>();
   auto& q = a->request;
   const glassbox::diag::AccuracyThresholds t;
-  cmd->add_option("model", a->model, "model directory (texts through its pipeline) or ONNX model file (tensors)")->required();
+  cmd->add_option("model", a->model, "model directory (texts through its pipeline; a decoder's: prompts generated greedily) or ONNX model file (tensors)")->required();
   // Not the session flag --precision of run/classify: the precision measured against fp32.
   cmd->add_option("--precision", a->precision, "bf16 | int8-dynamic: the candidate precision compared with fp32 (default bf16)")
       ->check([](const std::string& v) { auto p = glassbox::parse_precision(v); return p.ok() ? std::string() : p.error().to_string(); });
@@ -95,6 +96,15 @@ void add_accuracy_command(CLI::App& app) {
   cmd->add_option("--min-cosine", q.thresholds.min_cosine,
                   "smallest accepted cosine similarity of non-classifier outputs (default " + std::to_string(t.min_cosine) +
                       ": retrieval ranks stay stable above it)");
+  cmd->add_option("--steps", q.steps,
+                  "decoder directory: greedy tokens per prompt (--texts holds the prompts) (default " + std::to_string(q.steps) +
+                      ": enough for a rounding change to reach a near-tie on ordinary prompts, short enough to run both "
+                      "precisions quickly)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  cmd->add_option("--min-token-agreement", q.thresholds.min_token_agreement,
+                  "decoder directory: smallest accepted share of greedy steps whose token equals fp32's, counted up to "
+                  "the first that differs (default " + std::to_string(t.min_token_agreement) +
+                      ": a near-tie flips under any rounding change and ends the agreement there)");
   cmd->add_option("--node-tolerance", q.thresholds.node_tolerance,
                   "a node departs when its output's max|b-a|/max|a| exceeds this (default " +
                       std::to_string(t.node_tolerance) + ")");

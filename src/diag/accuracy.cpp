@@ -9,6 +9,7 @@
 
 #include "diag/diff.h"
 #include "diag/inputs.h"
+#include "generation/decoder_layout.h"
 #include "glassbox/pipeline.h"
 #include "pipeline/model_dir.h"
 
@@ -75,11 +76,6 @@ void find_departures(const Capture& a, const Capture& b, double tolerance, Accur
     if (rel > 0 && !r.first_difference.found) r.first_difference = {true, p.node, p.op_type, p.tensor, rel};
     if (rel > tolerance && !r.first_departure.found) r.first_departure = {true, p.node, p.op_type, p.tensor, rel};
   }
-}
-
-void list_lower_precision_ops(const Session& s, AccuracyReport& r) {
-  for (const auto& d : s.op_decisions())
-    if (d.decision.rfind(r.candidate + ":", 0) == 0) r.lower_precision_ops.push_back(d.node + " (" + d.op_type + ")");
 }
 
 Result<Session> load_session(const std::string& path, SessionOptions o, Precision p) {
@@ -200,13 +196,6 @@ Status measure_tensors(const AccuracyRequest& q, AccuracyReport& r) {
   return departures(sa, sb, first, r);
 }
 
-std::string num(double v) {
-  if (std::isinf(v)) return "inf";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
 // Cosines near 1 need their digits: 0.999994, not 1.
 std::string cos_text(double v) {
   char buf[32];
@@ -215,6 +204,19 @@ std::string cos_text(double v) {
 }
 
 }  // namespace
+
+std::string num(double v) {
+  if (std::isinf(v)) return "inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+void list_lower_precision_ops(const Session& s, AccuracyReport& r) {
+  for (const auto& d : s.op_decisions())
+    if (d.decision.rfind(r.candidate + ":", 0) == 0) r.lower_precision_ops.push_back(d.node + " (" + d.op_type + ")");
+}
+
 
 void accumulate_output(OutputAccuracy& o, const Tensor& a, const Tensor& b, int64_t input_index) {
   const Sums s = sums_of(a, b);
@@ -266,7 +268,11 @@ Result<AccuracyReport> measure_accuracy(const AccuracyRequest& q) {
   r.candidate = precision_name(q.candidate);
   r.thresholds = q.thresholds;
   std::error_code ec;
-  if (std::filesystem::is_directory(q.model, ec)) {
+  if (std::filesystem::is_directory(q.model, ec) && generation::is_generation_model_dir(q.model)) {
+    r.inputs = std::to_string(q.texts.size()) + " prompts, " + std::to_string(q.steps) + " greedy steps each";
+    GB_RETURN_IF_ERROR(measure_generation_accuracy(q, r));
+    return r;  // its thresholds are checked per step (measure_generation_accuracy)
+  } else if (std::filesystem::is_directory(q.model, ec)) {
     r.inputs = std::to_string(q.texts.size()) + " texts";
     GB_RETURN_IF_ERROR(measure_texts(q, r));
   } else {
@@ -283,6 +289,13 @@ std::string accuracy_to_text(const AccuracyReport& r) {
     << "ops in " << r.candidate << ": " << r.lower_precision_ops.size();
   for (size_t i = 0; i < r.lower_precision_ops.size() && i < 3; ++i) s << (i ? ", " : " (") << r.lower_precision_ops[i];
   s << (r.lower_precision_ops.size() > 3 ? ", ...)" : r.lower_precision_ops.empty() ? "" : ")") << "; everything else ran in fp32\n";
+  for (const auto& g : r.generation) {
+    double worst = 0;
+    for (double e : g.rel_error) worst = std::max(worst, e);
+    s << "prompt \"" << g.prompt << "\": greedy tokens agree on " << g.agreed << " of " << g.steps << " steps";
+    if (g.agreed < g.steps) s << " (they part at step " << g.agreed << ")";
+    s << "; logits max rel error " << num(worst) << " over " << g.rel_error.size() << " compared steps\n";
+  }
   for (const auto& o : r.outputs) {
     s << "output '" << o.name << "' (" << o.inputs << " inputs): max rel error " << num(o.max_rel_error)
       << ", mean rel error " << num(o.mean_rel_error) << ", cosine min " << cos_text(o.min_cosine) << " mean "
@@ -302,12 +315,17 @@ std::string accuracy_to_text(const AccuracyReport& r) {
     if (d.found) s << "node '" << d.node << "' (" << d.op_type << "), tensor '" << d.tensor << "', rel error " << num(d.rel_error) << "\n";
     else s << "none\n";
   };
-  dep("first node that differs (first input): ", r.first_difference);
-  s << "first node beyond " << num(r.thresholds.node_tolerance) << ": ";
-  dep("", r.first_departure);
-  s << "thresholds: max rel error <= " << num(r.thresholds.max_rel_error) << ", top-1 agreement >= "
-    << num(r.thresholds.min_top1_agreement) << " (classifiers), cosine >= " << num(r.thresholds.min_cosine)
-    << " (other outputs)\n";
+  if (!r.generation.empty()) {  // decoders: the comparison is per generated step, not per node
+    s << "thresholds: logits max rel error <= " << num(r.thresholds.max_rel_error) << " at every compared step, greedy "
+      << "token agreement >= " << num(r.thresholds.min_token_agreement) << "\n";
+  } else {
+    dep("first node that differs (first input): ", r.first_difference);
+    s << "first node beyond " << num(r.thresholds.node_tolerance) << ": ";
+    dep("", r.first_departure);
+    s << "thresholds: max rel error <= " << num(r.thresholds.max_rel_error) << ", top-1 agreement >= "
+      << num(r.thresholds.min_top1_agreement) << " (classifiers), cosine >= " << num(r.thresholds.min_cosine)
+      << " (other outputs)\n";
+  }
   if (r.failures.empty()) {
     s << "PASS: " << r.candidate << " is within every threshold on these inputs\n";
   } else {
@@ -325,7 +343,8 @@ nlohmann::ordered_json accuracy_to_json(const AccuracyReport& r) {
   j["candidate"] = r.candidate;
   j["inputs"] = r.inputs;
   j["thresholds"] = {{"max_rel_error", r.thresholds.max_rel_error}, {"min_top1_agreement", r.thresholds.min_top1_agreement},
-                     {"min_cosine", r.thresholds.min_cosine}, {"node_tolerance", r.thresholds.node_tolerance}};
+                     {"min_cosine", r.thresholds.min_cosine}, {"node_tolerance", r.thresholds.node_tolerance},
+                     {"min_token_agreement", r.thresholds.min_token_agreement}};
   j["lower_precision_ops"] = r.lower_precision_ops;
   auto outs = nlohmann::ordered_json::array();
   for (const auto& o : r.outputs) {
@@ -336,6 +355,15 @@ nlohmann::ordered_json accuracy_to_json(const AccuracyReport& r) {
     outs.push_back(e);
   }
   j["outputs"] = outs;
+  if (!r.generation.empty()) {
+    auto gen = nlohmann::ordered_json::array();
+    for (const auto& g : r.generation) {
+      auto errs = nlohmann::ordered_json::array();
+      for (double e : g.rel_error) errs.push_back(numj(e));
+      gen.push_back({{"prompt", g.prompt}, {"steps", g.steps}, {"agreed_steps", g.agreed}, {"rel_error_per_step", errs}});
+    }
+    j["generation"] = {{"steps_requested", r.generation_steps}, {"prompts", gen}};
+  }
   auto dep = [&](const NodeDeparture& d) {
     return d.found ? nlohmann::ordered_json{{"node", d.node}, {"op_type", d.op_type}, {"tensor", d.tensor}, {"rel_error", numj(d.rel_error)}}
                    : nlohmann::ordered_json(nullptr);

@@ -29,6 +29,18 @@ struct AccuracyThresholds {
   double min_cosine = 0.999;
   // A node "departs" when its normwise relative error exceeds this (first such node is named).
   double node_tolerance = 2e-2;
+  // Decoders: the share of greedy steps whose token equals fp32's, counted up to the first step that differs
+  // (after it the contexts differ). 0.9: a step where the top two logits nearly tie flips under any rounding
+  // change and ends the agreement there; below 0.9 on prompts like yours, the candidate changes what is read.
+  double min_token_agreement = 0.9;
+};
+
+// Decoders (generation::is_generation_model_dir): one prompt generated greedily in fp32 and in the candidate.
+struct GenerationAccuracy {
+  std::string prompt;
+  int64_t steps = 0;             // tokens fp32 generated (a stop token may end it before the requested steps)
+  int64_t agreed = 0;            // leading steps whose tokens are equal
+  std::vector<double> rel_error; // per compared step (the agreed ones and the first that differs): max|b-a|/max|a|
 };
 
 struct OutputAccuracy {
@@ -59,12 +71,18 @@ struct AccuracyReport {
   NodeDeparture first_departure;   // first node beyond thresholds.node_tolerance
   std::vector<std::string> lower_precision_ops;  // nodes on the lower-precision path (Session::op_decisions)
   std::vector<std::string> failures;  // thresholds not met, one line each
+  std::vector<GenerationAccuracy> generation;  // a decoder's prompts (then `outputs` is empty)
+  int64_t generation_steps = 0;                // the steps asked for per prompt
 };
 
 // Accumulates one input's outputs into the report's per-output rows.
 void accumulate_output(OutputAccuracy& o, const Tensor& reference, const Tensor& candidate, int64_t input_index);
 // Finishes the means and checks the thresholds (fills failures).
 void finish_report(AccuracyReport& r);
+// Three significant digits ("inf" for infinity), as the reports print their numbers.
+std::string num(double v);
+// The session's nodes that run in r.candidate (its op decisions), into r.lower_precision_ops.
+void list_lower_precision_ops(const Session& s, AccuracyReport& r);
 
 struct AccuracyRequest {
   std::string model;            // a model directory (texts) or an .onnx file (tensors)
@@ -76,7 +94,14 @@ struct AccuracyRequest {
   int64_t samples = 8;
   uint64_t seed = 0;
   AccuracyThresholds thresholds;
+  // Decoder directories: greedy tokens per prompt (texts are the prompts). 32: enough steps for a rounding
+  // change to reach a near-tie on ordinary prompts, short enough to run fp32 and the candidate on a CPU quickly.
+  int64_t steps = 32;
 };
+
+// A decoder directory's prompts, greedy in fp32 and in the candidate (diag/generation_accuracy.cpp): fills r's
+// generation rows, lower_precision_ops and failures.
+Status measure_generation_accuracy(const AccuracyRequest& request, AccuracyReport& r);
 
 Result<AccuracyReport> measure_accuracy(const AccuracyRequest& request);
 

@@ -1,6 +1,11 @@
 #include "generation/decoder_layout.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
 
 namespace glassbox::generation {
 
@@ -101,6 +106,28 @@ Result<DecoderLayout> recognise_layout(const std::vector<TensorSpec>& inputs, co
   l.info.layout = l.use_cache_branch ? kMergedLayout : "optimum";
   l.info.kv_bytes_per_token = 2 * l.info.layers * l.info.kv_heads * l.info.head_dim * static_cast<int64_t>(sizeof(float));
   return l;
+}
+
+const char* const kGenerationModelRule =
+    "a model directory with tokenizer.json and a config.json whose \"architectures\" names a causal language model "
+    "(...ForCausalLM or ...LMHeadModel) is served as a generation model; its ONNX layout is then checked by the "
+    "generation session";
+
+bool is_generation_model_dir(const std::string& dir) {
+  const std::filesystem::path d(dir);
+  std::error_code ec;
+  if (!std::filesystem::exists(d / "tokenizer.json", ec)) return false;
+  std::ifstream f(d / "config.json");
+  if (!f) return false;
+  const auto config = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object() || !config.contains("architectures") || !config["architectures"].is_array()) return false;
+  for (const auto& a : config["architectures"]) {
+    if (!a.is_string()) continue;
+    const std::string s = a.get<std::string>();
+    auto ends = [&](std::string_view suffix) { return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0; };
+    if (ends("ForCausalLM") || ends("LMHeadModel")) return true;
+  }
+  return false;
 }
 
 }  // namespace glassbox::generation

@@ -24,4 +24,11 @@ struct DecoderLayout {
 Result<DecoderLayout> recognise_layout(const std::vector<TensorSpec>& inputs, const std::vector<TensorSpec>& outputs,
                                        int64_t config_vocab_size);
 
+// Which model directories are decoders (the server serves them as generation models, `glassbox accuracy` measures
+// their greedy generation): tokenizer.json and a config.json whose "architectures" names a causal language model
+// ("...ForCausalLM" or "...LMHeadModel"); GenerationSession then checks the ONNX layout and refuses anything it
+// cannot generate with, by name. The rule in words (explain and the docs quote it), and the check.
+extern const char* const kGenerationModelRule;
+bool is_generation_model_dir(const std::string& dir);
+
 }  // namespace glassbox::generation

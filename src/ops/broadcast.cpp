@@ -36,11 +36,9 @@ Result<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
 BroadcastWalk::BroadcastWalk(const Shape& out, std::span<const Shape> inputs) {
   const size_t nk = inputs.size();
   const size_t rank = out.size();
-  // Per-dim element strides of each input in output coordinates (0 where broadcast).
-  std::vector<int64_t> dims;
-  std::vector<std::vector<int64_t>> strides;  // [dim][input]
-  std::vector<int64_t> running(nk, 1);
-  std::vector<std::vector<int64_t>> all(rank, std::vector<int64_t>(nk, 0));
+  // Per-dim element strides of each input in output coordinates (0 where broadcast): all[d * nk + k]. Flat
+  // vectors: every elementwise op builds one walk per run.
+  std::vector<int64_t> all(rank * nk, 0), running(nk, 1);
   for (size_t d = rank; d-- > 0;) {
     for (size_t k = 0; k < nk; ++k) {
       const Shape& s = inputs[k];
@@ -48,40 +46,40 @@ BroadcastWalk::BroadcastWalk(const Shape& out, std::span<const Shape> inputs) {
       if (d < off) continue;
       const int64_t in_dim = s[d - off];
       if (in_dim != 1) {
-        all[d][k] = running[k];
+        all[d * nk + k] = running[k];
         running[k] *= in_dim;
       }
     }
   }
+  outer_dims_.reserve(rank);
+  outer_strides_.reserve(rank * nk);
   for (size_t d = 0; d < rank; ++d) {
     if (out[d] == 1) continue;  // size-1 output dims contribute nothing
-    if (!dims.empty()) {
+    const int64_t* here = all.data() + d * nk;
+    if (!outer_dims_.empty()) {
       // Merge with the previous kept dim when every input is contiguous across both.
+      int64_t* last = outer_strides_.data() + outer_strides_.size() - nk;
       bool merge = true;
-      for (size_t k = 0; k < nk && merge; ++k) merge = strides.back()[k] == all[d][k] * out[d];
+      for (size_t k = 0; k < nk && merge; ++k) merge = last[k] == here[k] * out[d];
       if (merge) {
-        dims.back() *= out[d];
-        strides.back() = all[d];
+        outer_dims_.back() *= out[d];
+        std::copy(here, here + nk, last);
         continue;
       }
     }
-    dims.push_back(out[d]);
-    strides.push_back(all[d]);
+    outer_dims_.push_back(out[d]);
+    outer_strides_.insert(outer_strides_.end(), here, here + nk);
   }
   inner_stride_.assign(nk, 0);
-  if (!dims.empty()) {
-    run_length_ = dims.back();
-    inner_stride_ = strides.back();
-    dims.pop_back();
-    strides.pop_back();
+  if (!outer_dims_.empty()) {  // the innermost kept dim is the run
+    run_length_ = outer_dims_.back();
+    std::copy(outer_strides_.end() - static_cast<std::ptrdiff_t>(nk), outer_strides_.end(), inner_stride_.begin());
+    outer_dims_.pop_back();
+    outer_strides_.resize(outer_strides_.size() - nk);
   }
   for (int64_t d : out) run_length_ = d == 0 ? 0 : run_length_;
-  outer_dims_ = dims;
   num_runs_ = 1;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    num_runs_ *= dims[d];
-    for (size_t k = 0; k < nk; ++k) outer_strides_.push_back(strides[d][k]);
-  }
+  for (int64_t d : outer_dims_) num_runs_ *= d;
   if (run_length_ == 0) num_runs_ = 0;
 }
 

@@ -36,7 +36,11 @@ class BroadcastWalk {
     if (begin >= end) return;
     const size_t nd = outer_dims_.size();
     const size_t nk = inner_stride_.size();
-    std::vector<int64_t> idx(nd, 0), offs(nk, 0);
+    // The odometer on the stack for the usual ranks and input counts (one walk per chunk of every elementwise op).
+    int64_t idx_small[kSmall] = {}, offs_small[kSmall] = {};
+    std::vector<int64_t> idx_big(nd > kSmall ? nd : 0, 0), offs_big(nk > kSmall ? nk : 0, 0);
+    int64_t* idx = nd > kSmall ? idx_big.data() : idx_small;
+    int64_t* offs = nk > kSmall ? offs_big.data() : offs_small;
     int64_t r = begin;
     for (size_t d = nd; d-- > 0;) {
       idx[d] = r % outer_dims_[d];
@@ -44,7 +48,7 @@ class BroadcastWalk {
       for (size_t k = 0; k < nk; ++k) offs[k] += idx[d] * outer_strides_[d * nk + k];
     }
     for (int64_t run = begin; run < end; ++run) {
-      fn(run, run * run_length_, static_cast<const int64_t*>(offs.data()));
+      fn(run, run * run_length_, static_cast<const int64_t*>(offs));
       for (size_t d = nd; d-- > 0;) {  // odometer increment
         for (size_t k = 0; k < nk; ++k) offs[k] += outer_strides_[d * nk + k];
         if (++idx[d] < outer_dims_[d]) break;
@@ -55,6 +59,7 @@ class BroadcastWalk {
   }
 
  private:
+  static constexpr size_t kSmall = 8;
   int64_t num_runs_ = 1;
   int64_t run_length_ = 1;
   std::vector<int64_t> inner_stride_;   // per input

@@ -59,11 +59,13 @@ struct RunState {
   int64_t peak_bytes = 0;
   std::vector<uint8_t> is_graph_output;
 
-  Status charge(int64_t bytes, const std::string& what, const graph::Node& node) {
+  // `what` names the allocation; called only when the limit refuses it (every op output passes here).
+  template <class What>
+  Status charge(int64_t bytes, const What& what, const graph::Node& node) {
     const int64_t limit = options->memory_limit_bytes;
     if (limit > 0 && (bytes > limit || live_bytes > limit - bytes))
       return make_error(ErrorCode::kLimitExceeded,
-                        what + " needs " + std::to_string(bytes) + " bytes; the memory limit is " +
+                        what() + " needs " + std::to_string(bytes) + " bytes; the memory limit is " +
                             std::to_string(limit) + " bytes with " + std::to_string(live_bytes) + " already in use",
                         node_where(node),
                         "check the input shapes (a shape bomb?) or raise the limit (--memory-limit / "
@@ -124,8 +126,8 @@ class StepContext final : public ops::ComputeContext {
                                                   std::to_string(step_.outputs.size()), node_where(*step_.node));
     GB_ASSIGN_OR_RETURN(int64_t bytes, tensor_bytes(dtype, shape));
     const int v = step_.outputs[i];
-    const std::string what = "output " + std::to_string(i) + " " + dtype_name(dtype) + shape_to_string(shape);
-    GB_RETURN_IF_ERROR(rs_.charge(bytes, what, *step_.node));
+    GB_RETURN_IF_ERROR(rs_.charge(
+        bytes, [&] { return "output " + std::to_string(i) + " " + dtype_name(dtype) + shape_to_string(shape); }, *step_.node));
     Tensor t;
     const MemoryPlan* plan = rs_.options->plan;
     if (v >= 0 && plan && rs_.arena && !rs_.is_graph_output[v] && plan->slots[v].offset >= 0 &&
@@ -193,7 +195,7 @@ class StepContext final : public ops::ComputeContext {
 
   Result<Tensor> allocate_scratch(DataType dtype, const Shape& shape) override {
     GB_ASSIGN_OR_RETURN(int64_t bytes, tensor_bytes(dtype, shape));
-    GB_RETURN_IF_ERROR(rs_.charge(bytes, std::string("scratch ") + dtype_name(dtype) + shape_to_string(shape), *step_.node));
+    GB_RETURN_IF_ERROR(rs_.charge(bytes, [&] { return std::string("scratch ") + dtype_name(dtype) + shape_to_string(shape); }, *step_.node));
     scratch_bytes_ += bytes;
     auto r = Tensor::allocate(dtype, shape);
     if (!r.ok()) return std::move(r).take_error().with_where(node_where(*step_.node));
@@ -256,8 +258,9 @@ class StepContext final : public ops::ComputeContext {
       }
       bytes += static_cast<int64_t>(e.nbytes());
     }
-    GB_RETURN_IF_ERROR(rs_.charge(bytes, "sequence output " + std::to_string(i) + " (" + std::to_string(elements.size()) +
-                                             " elements)", *step_.node));
+    GB_RETURN_IF_ERROR(rs_.charge(
+        bytes, [&] { return "sequence output " + std::to_string(i) + " (" + std::to_string(elements.size()) + " elements)"; },
+        *step_.node));
     rs_.release(v);
     rs_.owned_bytes[v] = bytes;
     rs_.seqs[v] = std::make_shared<const std::vector<Tensor>>(std::move(elements));
@@ -269,7 +272,7 @@ class StepContext final : public ops::ComputeContext {
       return make_error(ErrorCode::kInternal, "op set output " + std::to_string(i) + " but the node has " +
                                                   std::to_string(step_.outputs.size()), node_where(*step_.node));
     const int64_t bytes = string_bytes(values);
-    GB_RETURN_IF_ERROR(rs_.charge(bytes, "string output " + std::to_string(i) + " " + shape_to_string(shape), *step_.node));
+    GB_RETURN_IF_ERROR(rs_.charge(bytes, [&] { return "string output " + std::to_string(i) + " " + shape_to_string(shape); }, *step_.node));
     auto t = Tensor::strings(shape, std::move(values));
     if (!t.ok()) {
       rs_.live_bytes -= bytes;
@@ -306,7 +309,7 @@ class StepContext final : public ops::ComputeContext {
     GB_ASSIGN_OR_RETURN(values, values.clone());
     const int64_t bytes = static_cast<int64_t>(values.nbytes() + keys.nbytes()) +
                           (keys.string_data() ? string_bytes(*keys.buffer()->strings()) : 0);
-    GB_RETURN_IF_ERROR(rs_.charge(bytes, "sequence-of-maps output " + std::to_string(i), *step_.node));
+    GB_RETURN_IF_ERROR(rs_.charge(bytes, [&] { return "sequence-of-maps output " + std::to_string(i); }, *step_.node));
     rs_.release(v);
     rs_.owned_bytes[v] = bytes;
     rs_.maps[v] = std::make_shared<const Value>(Value::map_sequence(std::move(keys), std::move(values)));

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/process_memory.h"
+#include "generation/decoder_layout.h"
 #include "diag/explain.h"
 #include "glassbox/generation_json.h"
 #include "glassbox/generation_memory.h"
@@ -159,7 +160,7 @@ Result<std::shared_ptr<const LoadedModel>> load_generation_model(std::shared_ptr
   gexplain["kv_cache"]["budget_bytes"] = kv.bytes;
   gexplain["kv_cache"]["budget_source"] = kv.source;
   gexplain["prefill"]["chunk_source"] = "server option prefill_chunk_tokens (--prefill-chunk-tokens)";
-  gexplain["served_as"] = {{"kind", "generation"}, {"rule", kGenerationModelRule}};
+  gexplain["served_as"] = {{"kind", "generation"}, {"rule", generation::kGenerationModelRule}};
   GenerationWorkerOptions wopts;
   wopts.model = m->name;
   wopts.max_queue = options.max_queue;
@@ -244,28 +245,6 @@ Status load_image_kinds(LoadedModel& m, const std::string& dir, const PipelineOp
 
 }  // namespace
 
-const char* const kGenerationModelRule =
-    "a model directory with tokenizer.json and a config.json whose \"architectures\" names a causal language model "
-    "(...ForCausalLM or ...LMHeadModel) is served as a generation model; its ONNX layout is then checked by the "
-    "generation session";
-
-bool is_generation_model_dir(const std::string& dir) {
-  const std::filesystem::path d(dir);
-  std::error_code ec;
-  if (!std::filesystem::exists(d / "tokenizer.json", ec)) return false;
-  std::ifstream f(d / "config.json");
-  if (!f) return false;
-  const auto config = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object() || !config.contains("architectures") || !config["architectures"].is_array()) return false;
-  for (const auto& a : config["architectures"]) {
-    if (!a.is_string()) continue;
-    const std::string s = a.get<std::string>();
-    auto ends = [&](std::string_view suffix) { return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0; };
-    if (ends("ForCausalLM") || ends("LMHeadModel")) return true;
-  }
-  return false;
-}
-
 std::string client_message(const Error& e, const LoadedModel& m) {
   Error s = scrubbed(e, m.dir, e.where);
   return s.to_string();
@@ -317,7 +296,7 @@ Result<std::shared_ptr<const LoadedModel>> load_model_version(const std::string&
   m->version = version;
   auto budget = model_budget(name, dir, options, others);  // docs/memory.md: its own, or what the server leaves
   if (!budget.ok()) return scrubbed(budget.error(), dir, where);
-  if (is_generation_model_dir(dir)) return load_generation_model(std::move(m), dir, engine, options, metrics, where, *budget);
+  if (generation::is_generation_model_dir(dir)) return load_generation_model(std::move(m), dir, engine, options, metrics, where, *budget);
   if (vision::ocr::is_ocr_model_dir(dir) || vision::is_image_model_dir(dir)) {
     m->dir = dir;
     if (Status st = load_image_kinds(*m, dir, engine, *budget, options.max_batch_size); !st.ok())

@@ -21,7 +21,7 @@
 
 namespace glassbox::server {
 
-// kGeneration: a decoder model directory (is_generation_model_dir), served by a GenerationWorker.
+// kGeneration: a decoder model directory (generation::is_generation_model_dir), served by a GenerationWorker.
 // kImage: an image model directory (vision::is_image_model_dir): a classifier or an embedder by
 // vision::image_model_task. kOcr: a PP-OCR directory (vision::ocr::is_ocr_model_dir).
 enum class ModelKind { kText, kTensor, kGeneration, kImage, kOcr };
@@ -68,13 +68,6 @@ struct LoadedModel {
   // An embedder with a sparse (SPLADE) head: /embed_sparse, OIP "indices" + "values".
   bool is_sparse() const { return is_embedder() && pipeline->decisions().sparse.has_value(); }
 };
-
-// The rule that makes a model directory a generation model (explain and the docs quote it): it has
-// tokenizer.json and a config.json whose "architectures" names a causal language model
-// ("...ForCausalLM" or "...LMHeadModel"). GenerationSession then checks the ONNX layout and
-// refuses anything it cannot generate with, by name.
-extern const char* const kGenerationModelRule;
-bool is_generation_model_dir(const std::string& dir);
 
 // An error of this model's load or run as a client may see it: "where: what (fix: ...)"
 // with the model's folder replaced by its name.

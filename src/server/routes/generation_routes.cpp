@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <random>
 
+#include "generation/decoder_layout.h"
 #include "glassbox/generation_json.h"
 #include "glassbox/version.h"
 #include "server/codec/json_body.h"
@@ -168,7 +169,7 @@ std::shared_ptr<const LoadedModel> find_generator(ServerContext& ctx, const json
     return nullptr;
   }
   if (!look.model->is_generator()) {
-    err = bad("model '" + name + "' is not a generation model (" + kGenerationModelRule + ")", "model", "model_not_supported");
+    err = bad("model '" + name + "' is not a generation model (" + generation::kGenerationModelRule + ")", "model", "model_not_supported");
     return nullptr;
   }
   return look.model;
