@@ -6,11 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -21,21 +21,10 @@ namespace {
 
 using namespace glassbox;
 
-struct Run {
-  int status = -1;
-  std::string out;
-};
-
-Run accuracy(const std::string& args) {
-  const std::string cmd = std::string(GLASSBOX_CLI) + " accuracy " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+// `glassbox accuracy ARGS`: its output (stderr too) and exit code.
+gbtest::ShellRun accuracy(const std::string& args) {
+  gbtest::ShellRun r = gbtest::shell(std::string(GLASSBOX_CLI) + " accuracy " + args + " 2>&1");
+  r.status = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
   return r;
 }
 

@@ -22,21 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Run {
-  int status = -1;
-  std::string out;
-};
-
-Run shell(const std::string& cmd) {
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  r.status = pclose(p);
-  return r;
-}
+using Run = gbtest::ShellRun;
+using gbtest::shell;
 
 std::string quote(const std::string& s) {
   std::string q = "'";

@@ -13,22 +13,9 @@
 
 namespace {
 
-struct Run {
-  int status = -1;
-  std::string out;
-};
+using Run = gbtest::ShellRun;
 
-Run run_cli(const std::string& args) {
-  const std::string cmd = std::string(GLASSBOX_CLI) + " generate " + args + " 2>/dev/null";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  r.status = pclose(p);
-  return r;
-}
+Run run_cli(const std::string& args) { return gbtest::shell(std::string(GLASSBOX_CLI) + " generate " + args + " 2>/dev/null"); }
 
 std::vector<nlohmann::json> lines(const std::string& out) {
   std::vector<nlohmann::json> v;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -24,6 +25,23 @@ inline glassbox::GenerationSession load_decoder(const std::string& name, glassbo
   auto s = glassbox::GenerationSession::load(decoder_model(name), opts);
   if (!s.ok()) ADD_FAILURE() << s.error().to_string();
   return std::move(s).value();
+}
+
+// A shell command's standard output and pclose's status (WEXITSTATUS gives the exit code).
+struct ShellRun {
+  int status = -1;
+  std::string out;
+};
+
+inline ShellRun shell(const std::string& cmd) {
+  ShellRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  r.status = pclose(p);
+  return r;
 }
 
 }  // namespace gbtest
