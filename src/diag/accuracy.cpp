@@ -205,6 +205,8 @@ std::string cos_text(double v) {
 
 }  // namespace
 
+double normwise_error(const Tensor& a, const Tensor& b) { return normwise(sums_of(a, b)); }
+
 std::string num(double v) {
   if (std::isinf(v)) return "inf";
   char buf[32];

@@ -79,6 +79,9 @@ struct AccuracyReport {
 void accumulate_output(OutputAccuracy& o, const Tensor& reference, const Tensor& candidate, int64_t input_index);
 // Finishes the means and checks the thresholds (fills failures).
 void finish_report(AccuracyReport& r);
+// max |b - a| / max |a| of two float32 tensors of one shape: 0 when both are all zero, infinity when only the
+// reference is, when a NaN appears on either side or when they cannot be compared (the reports' relative error).
+double normwise_error(const Tensor& a, const Tensor& b);
 // Three significant digits ("inf" for infinity), as the reports print their numbers.
 std::string num(double v);
 // The session's nodes that run in r.candidate (its op decisions), into r.lower_precision_ops.

@@ -5,7 +5,6 @@
 // greedy tokens agree on (their common prefix: free-running generation in the candidate is fp32's text up to
 // there) and the normwise relative error max|b - a| / max|a| of each compared step's logits.
 #include <algorithm>
-#include <cmath>
 
 #include "diag/accuracy.h"
 #include "glassbox/generation.h"
@@ -15,7 +14,7 @@ namespace {
 
 struct Greedy {
   std::vector<uint32_t> tokens;
-  std::vector<std::vector<float>> rows;  // the logits row of each step
+  std::vector<Tensor> rows;  // the logits row of each step, [vocab]
 };
 
 Result<GenerationSession> load(const AccuracyRequest& q, Precision p) {
@@ -29,7 +28,16 @@ Result<GenerationSession> load(const AccuracyRequest& q, Precision p) {
 
 Result<Greedy> greedy(GenerationSession& s, const std::string& prompt, int64_t steps) {
   Greedy g;
-  s.set_logits_observer([&](SequenceId, int64_t, std::span<const float> row) { g.rows.emplace_back(row.begin(), row.end()); });
+  Status copied;
+  s.set_logits_observer([&](SequenceId, int64_t, std::span<const float> row) {
+    auto t = Tensor::allocate_uninitialized(DataType::kFloat32, {static_cast<int64_t>(row.size())});
+    if (!t.ok()) {
+      copied = t.error();
+      return;
+    }
+    std::copy(row.begin(), row.end(), t->mutable_data<float>());
+    g.rows.push_back(std::move(t).value());
+  });
   SequenceInput in;
   in.prompt = prompt;
   in.request.max_new_tokens = steps;
@@ -38,19 +46,11 @@ Result<Greedy> greedy(GenerationSession& s, const std::string& prompt, int64_t s
   auto r = s.generate(in);
   s.set_logits_observer(nullptr);
   if (!r.ok()) return std::move(r).take_error();
+  GB_RETURN_IF_ERROR(copied);
   if (r->finish_reason == FinishReason::kError)
     return make_error(ErrorCode::kInternal, "generation failed: " + r->error, "prompt \"" + prompt + "\"");
   g.tokens = r->token_ids;
   return g;
-}
-
-double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    diff = std::max(diff, std::fabs(static_cast<double>(b[i]) - a[i]));
-    scale = std::max(scale, std::fabs(static_cast<double>(a[i])));
-  }
-  return scale > 0 ? diff / scale : (diff > 0 ? INFINITY : 0);
 }
 
 }  // namespace
@@ -75,7 +75,7 @@ Status measure_generation_accuracy(const AccuracyRequest& q, AccuracyReport& r) 
     g.steps = static_cast<int64_t>(a.tokens.size());
     const size_t n = std::min({a.tokens.size(), b.tokens.size(), a.rows.size(), b.rows.size()});
     for (size_t i = 0; i < n; ++i) {
-      g.rel_error.push_back(rel_error(a.rows[i], b.rows[i]));
+      g.rel_error.push_back(normwise_error(a.rows[i], b.rows[i]));
       worst = std::max(worst, g.rel_error.back());
       if (a.tokens[i] != b.tokens[i]) break;
       ++g.agreed;

@@ -234,10 +234,6 @@ class GroupQueryAttentionOp final : public Op {
 constexpr const char* kUnimplementedInputs[] = {"position_ids", "attention_bias", "head_sink", "k_scale",
                                                 "v_scale", "q_norm_weight", "k_norm_weight"};
 
-}  // namespace
-
-namespace {
-
 Result<std::unique_ptr<Op>> create(const graph::Node& node, std::string cache_k, std::string cache_v) {
   GroupQueryAttentionAttrs a;
   GB_ASSIGN_OR_RETURN(a.num_heads, attr_int_required(node, "num_heads"));

@@ -40,8 +40,12 @@ std::vector<std::pair<int, int>> readers(const Graph& g, const std::string& valu
   return out;
 }
 
+bool is_graph_output(const Graph& g, const std::string& value) {
+  return std::any_of(g.outputs.begin(), g.outputs.end(), [&](const ValueInfo& o) { return o.name == value; });
+}
+
 // The onnxruntime-genai form: `past` is read only by GroupQueryAttention node `r.first` as past_key or past_value,
-// and the matching present output is a graph output nothing else reads. Why not ("" when it is), filling *b.
+// and the matching present output is a graph output nothing reads (bind_one checked the subgraphs). Why not ("" when it is), filling *b.
 std::string bind_gqa(const Graph& g, std::pair<int, int> r, Bound* b) {
   const Node& n = g.nodes[static_cast<size_t>(r.first)];
   if (r.second != 3 && r.second != 4) return "GroupQueryAttention '" + n.name + "' reads it as input " + std::to_string(r.second) + ", not past_key (3) or past_value (4)";
@@ -51,32 +55,31 @@ std::string bind_gqa(const Graph& g, std::pair<int, int> r, Bound* b) {
   if (n.outputs.size() <= static_cast<size_t>(b->slot) || n.outputs[static_cast<size_t>(b->slot)].empty())
     return "GroupQueryAttention '" + n.name + "' has no present output " + std::to_string(b->slot);
   b->present = n.outputs[static_cast<size_t>(b->slot)];
-  bool output = false;
-  for (const auto& o : g.outputs) output = output || o.name == b->present;
-  if (!output) return "'" + b->present + "' is not a graph output";
-  if (auto rd = readers(g, b->present); !rd.empty())
-    return "'" + b->present + "' is read by " + g.nodes[static_cast<size_t>(rd[0].first)].op_type + " '" + g.nodes[static_cast<size_t>(rd[0].first)].name + "'";
-  for (const auto& name : names_used_in_subgraphs(g))
-    if (name == b->past || name == b->present) return "a subgraph reads it";
+  if (!is_graph_output(g, b->present)) return "'" + b->present + "' is not a graph output";
+  if (auto rd = readers(g, b->present); !rd.empty()) {
+    const Node& r0 = g.nodes[static_cast<size_t>(rd[0].first)];
+    return "'" + b->present + "' is read by " + r0.op_type + " '" + r0.name + "'";
+  }
   return "";
 }
 
 // Why `past` cannot be bound ("" when it can), filling *b.
-std::string bind_one(const Graph& g, const std::string& past, Bound* b) {
+std::string bind_one(const Graph& g, const std::string& past, const std::set<std::string>& in_subgraphs, Bound* b) {
   b->past = past;
   int rank = -1;
   for (const auto& in : g.inputs)
     if (in.name == past) rank = in.has_shape ? static_cast<int>(in.dims.size()) : -1;
   if (rank != 4) return "it is not a declared rank-4 graph input";
-  for (const auto& name : names_used_in_subgraphs(g))
-    if (name == past) return "a subgraph reads it (a legacy merged If: see pass cache_branch_inlining)";
-  if (auto rd = readers(g, past); rd.size() == 1 && is_gqa(g.nodes[static_cast<size_t>(rd[0].first)])) return bind_gqa(g, rd[0], b);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& in : g.nodes[i].inputs)
-      if (in == past && !plain_shape(g.nodes[i])) {
-        if (b->concat >= 0 || !is_onnx(g.nodes[i], "Concat")) return "it is read by " + g.nodes[i].op_type + " '" + g.nodes[i].name + "'";
-        b->concat = static_cast<int>(i);
-      }
+  if (in_subgraphs.count(past)) return "a subgraph reads it (a legacy merged If: see pass cache_branch_inlining)";
+  const auto past_readers = readers(g, past);
+  if (past_readers.size() == 1 && is_gqa(g.nodes[static_cast<size_t>(past_readers[0].first)]))
+    return bind_gqa(g, past_readers[0], b);
+  for (const auto& [i, k] : past_readers) {
+    const Node& n = g.nodes[static_cast<size_t>(i)];
+    if (plain_shape(n)) continue;
+    if (b->concat >= 0 || !is_onnx(n, "Concat")) return "it is read by " + n.op_type + " '" + n.name + "'";
+    b->concat = i;
+  }
   if (b->concat < 0) return "no Concat reads it";
   const Node& cat = g.nodes[b->concat];
   const Attribute* axis = cat.attr("axis");
@@ -84,26 +87,20 @@ std::string bind_one(const Graph& g, const std::string& past, Bound* b) {
     return "Concat '" + cat.name + "' is not Concat(past, new, axis 2)";
   b->fresh = cat.inputs[1];
   b->present = cat.outputs[0];
-  bool output = false;
-  for (const auto& o : g.outputs) output = output || o.name == b->present;
-  if (!output) return "'" + b->present + "' is not a graph output";
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& n = g.nodes[i];
-    for (size_t k = 0; k < n.inputs.size(); ++k) {
-      if (n.inputs[k] != b->present) continue;
-      if (plain_shape(n)) {
-        b->shapes.push_back(static_cast<int>(i));
-      } else if (is_attention(n) && (k == 1 || k == 2) && b->attention < 0 && !n.attr("cache_k")) {
-        b->attention = static_cast<int>(i);
-        b->slot = static_cast<int>(k);
-      } else {
-        return "'" + b->present + "' is read by " + n.op_type + " '" + n.name + "'";
-      }
+  if (!is_graph_output(g, b->present)) return "'" + b->present + "' is not a graph output";
+  for (const auto& [i, k] : readers(g, b->present)) {
+    const Node& n = g.nodes[static_cast<size_t>(i)];
+    if (plain_shape(n)) {
+      b->shapes.push_back(i);
+    } else if (is_attention(n) && (k == 1 || k == 2) && b->attention < 0 && !n.attr("cache_k")) {
+      b->attention = i;
+      b->slot = k;
+    } else {
+      return "'" + b->present + "' is read by " + n.op_type + " '" + n.name + "'";
     }
   }
   if (b->attention < 0) return "no DecoderAttention reads '" + b->present + "' (decoder_attention_fusion did not apply)";
-  for (const auto& name : names_used_in_subgraphs(g))
-    if (name == past || name == b->present) return "a subgraph reads it";
+  if (in_subgraphs.count(b->present)) return "a subgraph reads it";
   return "";
 }
 
@@ -140,8 +137,9 @@ Status kv_cache_binding(Graph& graph, PassContext& ctx, const std::string& pass_
     return {};
   }
   std::vector<Bound> bound(ctx.kv_cache_inputs.size());
+  const std::set<std::string> in_subgraphs = names_used_in_subgraphs(graph);
   for (size_t i = 0; i < bound.size(); ++i)
-    if (std::string why = bind_one(graph, ctx.kv_cache_inputs[i], &bound[i]); !why.empty()) {
+    if (std::string why = bind_one(graph, ctx.kv_cache_inputs[i], in_subgraphs, &bound[i]); !why.empty()) {
       ctx.log.push_back(pass_name + ": '" + ctx.kv_cache_inputs[i] + "' is not bound: " + why + "; no past input is (all or none)");
       return {};
     }
